@@ -1,0 +1,24 @@
+"""``shopsearch serve``: migrate, then run the API (embedded default with no settings)."""
+
+from __future__ import annotations
+
+import typer
+import uvicorn
+
+from control_plane.app import create_app
+from control_plane.migrate import upgrade
+from shared.settings import get_settings
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on"),
+    port: int = typer.Option(8000, help="Port to listen on"),
+    workers: int = typer.Option(1, help="Uvicorn worker processes (needs PostgreSQL + Redis when > 1)"),
+) -> None:
+    """Run the API. Applies database migrations first; Ctrl-C stops it cleanly."""
+    settings = get_settings()
+    upgrade(settings)
+    if workers > 1:
+        uvicorn.run("control_plane.app:create_app", factory=True, host=host, port=port, workers=workers)
+    else:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())

@@ -1,0 +1,1 @@
+"""The control plane: FastAPI app owning tenants, keys, indices, documents and the task queue."""

@@ -1,0 +1,433 @@
+"""The one authorization layer: every access label of spec §5 as a reusable dependency.
+
+A request carries ``Authorization: Bearer <token>``: a secret key (``ss_sk_…``), a public key
+(``ss_pk_…``) or a session access token. ``authenticate`` turns it into a :class:`Principal`;
+the label dependencies below (``SignedIn``, ``OrgMember`` … ``ProjectWrite``, ``IndexRead`` …)
+decide. Ids of another organization or project — and other indices for an index-scoped key —
+answer 404, never 403.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+
+from fastapi import Depends, Request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from control_plane.api_key.models import ApiKey
+from control_plane.auth.models import SessionFamily
+from control_plane.db import utcnow
+from control_plane.deps import RuntimeDep, SessionDep
+from control_plane.org.models import Membership
+from control_plane.project.models import Project
+from control_plane.runtime import Runtime
+from control_plane.security import (
+    PUBLIC_KEY_PREFIX,
+    SECRET_KEY_PREFIX,
+    decode_access_token,
+    hash_token,
+)
+from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
+
+ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
+KEY_CACHE_SECONDS = 30.0
+LAST_USED_WRITE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    id: str
+    project_id: str
+    type: Literal["secret", "public"]
+    access: str | None
+    index_id: str | None
+    allowed_origins: tuple[str, ...]
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Principal:
+    kind: Literal["user", "secret_key", "public_key"]
+    user_id: str | None = None
+    family_id: str | None = None
+    impersonated_by: str | None = None
+    key: KeyInfo | None = None
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind == "user"
+
+    @property
+    def impersonating(self) -> bool:
+        return self.impersonated_by is not None
+
+
+@dataclass
+class ProjectAccess:
+    """What a caller may do in one project; index-scoped keys are narrowed by ``check_index``."""
+
+    project_id: str
+    org_id: str
+    principal: Principal
+    role: str | None = None
+
+    @property
+    def key(self) -> KeyInfo | None:
+        return self.principal.key
+
+    @property
+    def index_scope(self) -> str | None:
+        return self.key.index_id if self.key else None
+
+    def check_index(self, index_id: str) -> None:
+        if self.index_scope is not None and self.index_scope != index_id:
+            raise not_found("Index")
+
+
+@dataclass
+class IndexAccess(ProjectAccess):
+    index_id: str = field(default="")
+
+
+@dataclass
+class OrgAccess:
+    org_id: str
+    user_id: str
+    role: str
+    principal: Principal
+
+
+# --------------------------------------------------------------------------- key lookup cache
+class KeyCache:
+    """Key lookups by hash, cached briefly; revocation is checked on every use through shared state."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[KeyInfo | None, float]] = {}
+        self._last_used_written: dict[str, float] = {}
+
+    def get(self, key_hash: str) -> tuple[bool, KeyInfo | None]:
+        with self._lock:
+            entry = self._entries.get(key_hash)
+        if entry is None or entry[1] < time.monotonic():
+            return False, None
+        return True, entry[0]
+
+    def put(self, key_hash: str, info: KeyInfo | None) -> None:
+        with self._lock:
+            if len(self._entries) > 100_000:
+                self._entries.clear()
+            self._entries[key_hash] = (info, time.monotonic() + KEY_CACHE_SECONDS)
+
+    def forget(self, key_id: str) -> None:
+        with self._lock:
+            for key_hash, (info, _) in list(self._entries.items()):
+                if info is not None and info.id == key_id:
+                    del self._entries[key_hash]
+
+    def should_write_last_used(self, key_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last_used_written.get(key_id, 0.0) < LAST_USED_WRITE_SECONDS:
+                return False
+            self._last_used_written[key_id] = now
+            return True
+
+
+def key_cache(runtime: Runtime) -> KeyCache:
+    cache = runtime.extras.get("key_cache")
+    if cache is None:
+        cache = runtime.extras["key_cache"] = KeyCache()
+    return cache  # type: ignore[no-any-return]
+
+
+def _load_key(db: Session, key_hash: str) -> KeyInfo | None:
+    row = db.scalar(select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None)))
+    if row is None:
+        return None
+    return KeyInfo(
+        id=row.id,
+        project_id=row.project_id,
+        type="secret" if row.type == "secret" else "public",
+        access=row.access,
+        index_id=row.index_id,
+        allowed_origins=tuple(row.allowed_origins or ()),
+        expires_at=row.expires_at,
+    )
+
+
+def resolve_key(runtime: Runtime, db: Session | None, token: str) -> KeyInfo:
+    """The live key for a raw key string, or 401. ``db`` may be None to use the cache only."""
+    key_hash = hash_token(token)
+    cache = key_cache(runtime)
+    hit, info = cache.get(key_hash)
+    if not hit:
+        if db is None:
+            with runtime.sessions() as fresh:
+                info = _load_key(fresh, key_hash)
+        else:
+            info = _load_key(db, key_hash)
+        cache.put(key_hash, info)
+    if info is None or runtime.state.is_revoked("key", info.id):
+        raise unauthenticated("Unknown or revoked API key")
+    if info.expires_at is not None and info.expires_at <= utcnow():
+        raise unauthenticated("API key expired")
+    if cache.should_write_last_used(info.id):
+        _touch_key(runtime, info.id)
+    return info
+
+
+def _touch_key(runtime: Runtime, key_id: str) -> None:
+    try:
+        with runtime.sessions.begin() as session:
+            row = session.get(ApiKey, key_id)
+            if row is not None:
+                row.last_used_at = utcnow()
+    except Exception:  # noqa: BLE001 - bookkeeping must never fail a request
+        pass
+
+
+def bearer_token(request: Request) -> str:
+    header = request.headers.get("authorization")
+    if not header:
+        raise unauthenticated("Missing Authorization header")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise unauthenticated("Authorization must be 'Bearer <token>'")
+    return token
+
+
+def principal_from_token(runtime: Runtime, db: Session | None, token: str) -> Principal:
+    if token.startswith(SECRET_KEY_PREFIX) or token.startswith(PUBLIC_KEY_PREFIX):
+        info = resolve_key(runtime, db, token)
+        kind: Literal["secret_key", "public_key"] = "secret_key" if info.type == "secret" else "public_key"
+        return Principal(kind=kind, key=info)
+    claims = decode_access_token(runtime.settings.signing_key(), token)
+    if claims is None:
+        raise unauthenticated("Invalid or expired session token")
+    if runtime.state.is_revoked("family", claims.family_id):
+        raise unauthenticated("Session revoked")
+    family = _load_family(runtime, db, claims.family_id)
+    if family is None or family.revoked_at is not None or family.user_id != claims.user_id:
+        raise unauthenticated("Session revoked")
+    if family.expires_at is not None and family.expires_at <= utcnow():
+        raise unauthenticated("Session expired")
+    return Principal(
+        kind="user", user_id=claims.user_id, family_id=claims.family_id, impersonated_by=family.impersonated_by
+    )
+
+
+def _load_family(runtime: Runtime, db: Session | None, family_id: str) -> SessionFamily | None:
+    if db is not None:
+        return db.get(SessionFamily, family_id)
+    with runtime.sessions() as fresh:
+        return fresh.get(SessionFamily, family_id)
+
+
+def revoke_family(runtime: Runtime, family_id: str) -> None:
+    """Make a family's access tokens stop working at once, on every instance."""
+    runtime.state.revoke("family", family_id, runtime.settings.access_token_ttl_seconds + 60)
+
+
+def revoke_key(runtime: Runtime, key_id: str) -> None:
+    runtime.state.revoke("key", key_id, int(KEY_CACHE_SECONDS * 4))
+    key_cache(runtime).forget(key_id)
+
+
+# --------------------------------------------------------------------------- label dependencies
+def authenticate(request: Request, runtime: RuntimeDep, db: SessionDep) -> Principal:
+    cached = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    principal = principal_from_token(runtime, db, bearer_token(request))
+    request.state.principal = principal
+    return principal
+
+
+CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+
+
+def _reject_public_key(principal: Principal) -> None:
+    if principal.kind == "public_key":
+        raise forbidden("Public keys work only on the storefront search and suggest routes")
+
+
+def require_signed_in(principal: CurrentPrincipal) -> Principal:
+    _reject_public_key(principal)
+    if not principal.is_user:
+        raise forbidden("This route needs a signed-in user; API keys cannot call it")
+    return principal
+
+
+SignedIn = Annotated[Principal, Depends(require_signed_in)]
+
+
+def require_secret_key(principal: CurrentPrincipal) -> Principal:
+    _reject_public_key(principal)
+    if principal.kind != "secret_key":
+        raise forbidden("This route needs a secret API key")
+    return principal
+
+
+SecretKeyCaller = Annotated[Principal, Depends(require_secret_key)]
+
+
+def forbid_impersonation(principal: Principal, what: str) -> None:
+    if principal.impersonating:
+        raise ServiceError(ErrorCode.IMPERSONATION_FORBIDDEN, f"{what} is not allowed while impersonating")
+
+
+def _membership_role(db: Session, org_id: str, user_id: str) -> str | None:
+    return db.scalar(select(Membership.role).where(Membership.org_id == org_id, Membership.user_id == user_id))
+
+
+def _org_dependency(min_role: str):  # type: ignore[no-untyped-def]
+    def dependency(org_id: str, principal: SignedIn, db: SessionDep) -> OrgAccess:
+        assert principal.user_id is not None
+        role = _membership_role(db, org_id, principal.user_id)
+        if role is None:
+            raise not_found("Organization")
+        if ROLE_RANK[role] < ROLE_RANK[min_role]:
+            raise forbidden(f"Needs the {min_role} role in this organization")
+        return OrgAccess(org_id=org_id, user_id=principal.user_id, role=role, principal=principal)
+
+    return dependency
+
+
+OrgMember = Annotated[OrgAccess, Depends(_org_dependency("member"))]
+OrgAdmin = Annotated[OrgAccess, Depends(_org_dependency("admin"))]
+OrgOwner = Annotated[OrgAccess, Depends(_org_dependency("owner"))]
+
+
+def project_access(
+    db: Session, principal: Principal, project_id: str, *, write: bool, signed_in_only: bool = False
+) -> ProjectAccess:
+    """Decide a caller's access to a project (404 for other tenants, 403 for too little access)."""
+    _reject_public_key(principal)
+    if principal.kind == "secret_key":
+        if signed_in_only:
+            raise forbidden("This route needs a signed-in user; API keys cannot call it")
+        assert principal.key is not None
+        if principal.key.project_id != project_id:
+            raise not_found("Project")
+        project = db.get(Project, project_id)
+        if project is None:
+            raise not_found("Project")
+        if write and principal.key.access != "full":
+            raise forbidden("This route needs a full-access key")
+        return ProjectAccess(project_id=project_id, org_id=project.org_id, principal=principal)
+    assert principal.user_id is not None
+    row = db.execute(
+        select(Project.org_id, Membership.role)
+        .join(Membership, Membership.org_id == Project.org_id)
+        .where(Project.id == project_id, Membership.user_id == principal.user_id)
+    ).first()
+    if row is None:
+        raise not_found("Project")
+    org_id, role = row
+    if write and ROLE_RANK[role] < ROLE_RANK["admin"]:
+        raise forbidden("Needs the admin role in this project's organization")
+    return ProjectAccess(project_id=project_id, org_id=org_id, principal=principal, role=role)
+
+
+def _project_dependency(*, write: bool, signed_in_only: bool = False):  # type: ignore[no-untyped-def]
+    def dependency(project_id: str, principal: CurrentPrincipal, db: SessionDep) -> ProjectAccess:
+        return project_access(db, principal, project_id, write=write, signed_in_only=signed_in_only)
+
+    return dependency
+
+
+def _index_dependency(*, write: bool):  # type: ignore[no-untyped-def]
+    def dependency(project_id: str, index_id: str, principal: CurrentPrincipal, db: SessionDep) -> IndexAccess:
+        access = project_access(db, principal, project_id, write=write)
+        access.check_index(index_id)
+        return IndexAccess(**vars(access), index_id=index_id)
+
+    return dependency
+
+
+# "Project member or any secret key" / "Project admin or a full-access secret key"
+ProjectRead = Annotated[ProjectAccess, Depends(_project_dependency(write=False))]
+ProjectWrite = Annotated[ProjectAccess, Depends(_project_dependency(write=True))]
+# "Project member / admin (signed in)": API keys cannot call these.
+ProjectMemberSignedIn = Annotated[ProjectAccess, Depends(_project_dependency(write=False, signed_in_only=True))]
+ProjectAdminSignedIn = Annotated[ProjectAccess, Depends(_project_dependency(write=True, signed_in_only=True))]
+# The same labels on routes under an index: index-scoped keys get 404 for every other index.
+IndexRead = Annotated[IndexAccess, Depends(_index_dependency(write=False))]
+IndexWrite = Annotated[IndexAccess, Depends(_index_dependency(write=True))]
+
+
+# --------------------------------------------------------------------------- storefront
+def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
+    """``scheme://host[:port]`` exactly, or ``https://*.example.com`` for subdomains (not the apex)."""
+    origin = origin.rstrip("/").lower()
+    for pattern in allowed:
+        pattern = pattern.rstrip("/").lower()
+        if pattern == origin:
+            return True
+        if "://*." in pattern:
+            scheme, _, host_pattern = pattern.partition("://*.")
+            o_scheme, _, o_host = origin.partition("://")
+            if o_scheme == scheme and o_host.endswith("." + host_pattern) and len(o_host) > len(host_pattern) + 1:
+                return True
+    return False
+
+
+def storefront_principal(runtime: Runtime, request: Request, db: Session | None = None) -> Principal:
+    """A public key from an allowed origin, or a secret key (label of spec 4.1).
+
+    The caller must still check that the handle (profile / suggest key) belongs to the key's
+    project, answering 404 otherwise.
+    """
+    principal = principal_from_token(runtime, db, bearer_token(request))
+    if principal.kind == "user":
+        raise forbidden("Storefront routes take an API key")
+    if principal.kind == "public_key":
+        assert principal.key is not None
+        origin = request.headers.get("origin")
+        if not origin or not origin_allowed(origin, principal.key.allowed_origins):
+            raise ServiceError(ErrorCode.ORIGIN_NOT_ALLOWED, "This origin is not allowed for this public key")
+    return principal
+
+
+def access_for_key_project(principal: Principal, project_id: str) -> None:
+    """404 unless the key belongs to ``project_id`` (storefront handles of other projects)."""
+    if principal.key is None or principal.key.project_id != project_id:
+        raise not_found()
+
+
+def impersonation_expiry(runtime: Runtime) -> datetime:
+    return utcnow() + timedelta(seconds=runtime.settings.impersonation_ttl_seconds)
+
+
+__all__ = [
+    "CurrentPrincipal",
+    "IndexAccess",
+    "IndexRead",
+    "IndexWrite",
+    "KeyInfo",
+    "OrgAccess",
+    "OrgAdmin",
+    "OrgMember",
+    "OrgOwner",
+    "Principal",
+    "ProjectAccess",
+    "ProjectAdminSignedIn",
+    "ProjectMemberSignedIn",
+    "ProjectRead",
+    "ProjectWrite",
+    "SecretKeyCaller",
+    "SignedIn",
+    "access_for_key_project",
+    "forbid_impersonation",
+    "project_access",
+    "revoke_family",
+    "revoke_key",
+    "storefront_principal",
+]

@@ -1,0 +1,56 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from control_plane.api_key.endpoints import router as api_key_router
+from control_plane.auth.endpoints import router as auth_router
+from control_plane.errors import BodySizeLimit, install_error_handlers
+from control_plane.org.endpoints import router as org_router
+from control_plane.project.endpoints import router as project_router
+from control_plane.runtime import Runtime
+from control_plane.status.endpoints import router as status_router
+from shared.settings import Settings, get_settings
+
+# Start/stop hooks of parts that run beside the API (shard host, task runner), in start order.
+LifecycleHook = Callable[[Runtime], None]
+STARTUP_HOOKS: list[LifecycleHook] = []
+SHUTDOWN_HOOKS: list[LifecycleHook] = []
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    logging.basicConfig(level=settings.log_level.upper())
+    runtime = Runtime.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        for hook in STARTUP_HOOKS:
+            hook(runtime)
+        try:
+            yield
+        finally:
+            for hook in reversed(SHUTDOWN_HOOKS):
+                hook(runtime)
+            runtime.close()
+
+    app = FastAPI(
+        title="shopsearch",
+        version="0.1.0",
+        description="Hosted search for online shops.",
+        lifespan=lifespan,
+    )
+    app.state.runtime = runtime
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.include_router(status_router)
+    app.include_router(auth_router, prefix="/v1")
+    app.include_router(org_router, prefix="/v1")
+    app.include_router(project_router, prefix="/v1")
+    app.include_router(api_key_router, prefix="/v1")
+    return app

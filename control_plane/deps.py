@@ -1,0 +1,30 @@
+"""Request-level dependencies: the runtime and the one-transaction-per-request session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from control_plane.db import session_scope
+from control_plane.runtime import Runtime
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime  # type: ignore[no-any-return]
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+def get_db(runtime: RuntimeDep) -> Iterator[Session]:
+    yield from session_scope(runtime.sessions)
+
+
+SessionDep = Annotated[Session, Depends(get_db)]
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"

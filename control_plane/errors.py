@@ -1,0 +1,127 @@
+"""Renders every failure in the spec's body ``{"error": {code, message, details?}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from control_plane.responses import JSONBody
+from shared.errors import ErrorCode, ServiceError
+
+log = logging.getLogger("shopsearch.errors")
+
+
+def error_response(error: ServiceError) -> JSONBody:
+    return JSONBody(error.body(), status_code=error.status, headers=error.headers)
+
+
+def dotted_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """``("body", 3, "price")`` → ``[3].price``; ``("query", "limit")`` → ``limit``."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:]
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def validation_details(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"path": dotted_path(e.get("loc", ())), "message": e.get("msg", "invalid")} for e in errors]
+
+
+_STATUS_CODES = {
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
+    401: ErrorCode.UNAUTHENTICATED,
+    403: ErrorCode.FORBIDDEN,
+    429: ErrorCode.RATE_LIMITED,
+}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def _service_error(_request: Request, exc: ServiceError) -> JSONBody:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONBody:
+        errors = list(exc.errors())
+        if any(e.get("type") == "json_invalid" for e in errors):
+            message = "Malformed JSON body"
+        else:
+            message = "The request is not valid"
+        return error_response(ServiceError(ErrorCode.VALIDATION_ERROR, message, validation_details(errors)))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONBody:
+        code = _STATUS_CODES.get(exc.status_code, ErrorCode.VALIDATION_ERROR)
+        message = {404: "No such route", 405: "Method not allowed on this route"}.get(
+            exc.status_code, str(exc.detail)
+        )
+        response = error_response(ServiceError(code, message))
+        response.status_code = exc.status_code
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(Exception)
+    async def _unhandled(request: Request, exc: Exception) -> JSONBody:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(ServiceError(ErrorCode.INTERNAL, "Internal server error"))
+
+
+class BodySizeLimit:
+    """Refuses bodies over the limit with 413 PAYLOAD_TOO_LARGE, also chunked ones with no length."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = ServiceError(ErrorCode.PAYLOAD_TOO_LARGE, f"Request body over {self.max_bytes} bytes")
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await error_response(too_large)(scope, receive, send)
+                    return
+        received = 0
+        response_started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise too_large
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except ServiceError as exc:
+            if exc is not too_large or response_started:
+                raise
+            await error_response(too_large)(scope, receive, send)

@@ -1,0 +1,25 @@
+"""Applies the Alembic migrations (``shopsearch db upgrade``; ``serve`` runs it on start)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from shared.settings import Settings
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config(str(MIGRATIONS / "alembic.ini"))
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("version_locations", str(MIGRATIONS / "versions"))
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return config
+
+
+def upgrade(settings: Settings, revision: str = "head") -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    command.upgrade(alembic_config(settings.resolved_database_url), revision)

@@ -1,0 +1,43 @@
+"""Everything a running API process holds, built once per app and reached through dependencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from control_plane.db import make_engine, make_sessionmaker
+from control_plane.mailer import Mailer
+from control_plane.ratelimit import RateLimiter
+from control_plane.sharedstate import SharedState, make_shared_state
+from shared.settings import Settings
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    state: SharedState
+    limiter: RateLimiter
+    mailer: Mailer
+    # Filled in by later parts of the app (search host, task runner, caches).
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings) -> Runtime:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(settings.resolved_database_url)
+        return cls(
+            settings=settings,
+            engine=engine,
+            sessions=make_sessionmaker(engine),
+            state=make_shared_state(settings.redis_url, settings.redis_prefix),
+            limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
+            mailer=Mailer(settings.smtp),
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()

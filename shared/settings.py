@@ -1,0 +1,94 @@
+"""The one place that reads the environment (prefix ``SHOPSEARCH_``, CONTRACT §8).
+
+With no settings at all the service runs on the embedded default: SQLite and shard files under
+``DATA_DIR``, shards and the task runner in-process, no Redis.
+"""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SmtpSettings(BaseModel):
+    host: str | None
+    port: int
+    user: str | None
+    password: str | None
+    sender: str
+    tls: bool
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SHOPSEARCH_", extra="ignore")
+
+    data_dir: Path = Path(".shopsearch")
+    database_url: str | None = None
+    redis_url: str | None = None
+    redis_prefix: str = "shopsearch:"
+    ray_address: str | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    secret_key: str | None = Field(default=None, description="Signs session tokens; generated into DATA_DIR when unset")
+
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    smtp_user: str | None = None
+    smtp_password: str | None = None
+    smtp_from: str = "shopsearch <no-reply@shopsearch.local>"
+    smtp_tls: bool = False
+
+    cookie_secure: bool = False
+    feed_allow_private_hosts: bool = False
+    log_level: str = "INFO"
+
+    access_token_ttl_seconds: int = 900
+    refresh_token_ttl_seconds: int = 30 * 24 * 3600
+    email_token_ttl_seconds: int = 24 * 3600
+    impersonation_ttl_seconds: int = 3600
+    max_body_bytes: int = 10 * 1024 * 1024
+    login_limit_per_email: str = "10/minute"
+    login_limit_per_ip: str = "30/minute"
+    status_limit_per_ip: str = "60/minute"
+    run_task_runner: bool = True
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'shopsearch.db').resolve()}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def smtp(self) -> SmtpSettings:
+        return SmtpSettings(
+            host=self.smtp_host,
+            port=self.smtp_port,
+            user=self.smtp_user,
+            password=self.smtp_password,
+            sender=self.smtp_from,
+            tls=self.smtp_tls,
+        )
+
+    def signing_key(self) -> str:
+        """The token-signing secret; on the embedded default it is generated once and kept in DATA_DIR."""
+        if self.secret_key:
+            return self.secret_key
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        self.secret_key = path.read_text().strip()
+        return self.secret_key
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

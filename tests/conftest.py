@@ -1,0 +1,97 @@
+"""Fixtures: every API test runs twice — on the embedded default (SQLite, in-process state) and on
+the machine's real PostgreSQL + Redis (a fresh database and Redis key prefix per run).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from control_plane.app import create_app
+from control_plane.migrate import upgrade
+from shared.settings import Settings
+from tests.mailbox import Mailbox
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("SHOPSEARCH_TEST_REDIS", "redis://127.0.0.1:6379/0")
+BACKENDS = ["sqlite", "postgres"]
+
+
+def _ensure_services() -> None:
+    subprocess.run([str(ROOT / "scripts" / "ensure-services.sh")], check=True)
+
+
+@pytest.fixture(scope="session")
+def mailbox() -> Iterator[Mailbox]:
+    box = Mailbox()
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A fresh PostgreSQL database for this run, dropped at the end."""
+    _ensure_services()
+    name = f"shopsearch_test_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def make_settings(backend: str, tmp: Path, mailbox: Mailbox, pg_url: str | None, **overrides: object) -> Settings:
+    base: dict[str, object] = {
+        "data_dir": tmp,
+        "smtp_host": "127.0.0.1",
+        "smtp_port": mailbox.port,
+        "public_url": "http://testserver",
+        "secret_key": secrets.token_urlsafe(32),
+        "log_level": "WARNING",
+    }
+    if backend == "postgres":
+        assert pg_url is not None
+        base.update(database_url=pg_url, redis_url=REDIS_URL, redis_prefix=f"sstest:{secrets.token_hex(4)}:")
+    base.update(overrides)
+    return Settings(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def settings(backend: str, tmp_path_factory: pytest.TempPathFactory, mailbox: Mailbox, request) -> Iterator[Settings]:
+    pg_url = request.getfixturevalue("pg_database") if backend == "postgres" else None
+    value = make_settings(backend, tmp_path_factory.mktemp(f"data-{backend}"), mailbox, pg_url)
+    upgrade(value)
+    yield value
+    if value.redis_url:
+        client = redis.Redis.from_url(value.redis_url)
+        for key in client.scan_iter(f"{value.redis_prefix}*"):
+            client.delete(key)
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings) -> Iterator[object]:
+    application = create_app(settings)
+    with TestClient(application):  # runs the lifespan (shard host, task runner) once per backend
+        yield application
+
+
+@pytest.fixture
+def client(app) -> Iterator[TestClient]:
+    """A fresh client (own cookie jar) against the backend's running app."""
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        yield test_client
