@@ -1,0 +1,198 @@
+"""Text analysis shared by indexing (ours and Whoosh's) and querying.
+
+Tokenization keeps product codes and numbers findable in all their spellings:
+
+* a *chunk* is a run of letters/digits joined by ``- . / ' & +`` (``SM-G930``, ``4.5-inch``,
+  ``AT&T``); a chunk yields its *parts* (split at the joiners), the *atoms* of each part (split
+  at letter/digit boundaries) and, when it has several parts, the *compound* (parts glued
+  together).  ``"SM-G930"`` -> ``sm g930 g 930 smg930``; ``"iPhone8"`` -> ``iphone8 iphone 8``;
+  ``"128GB"`` -> ``128gb 128 gb``.
+* every term is case-folded, alphabetic terms are stemmed with the index language's Snowball
+  stemmer, then accents are folded (``"Écrans"`` -> ``ecran``).
+* nothing is dropped: no stop words, single letters and digits are real terms.
+
+At query time the text is cut into the same atoms, in order; adjacent atoms are also tried
+glued together (``"sm g930"`` -> ``smg930``, ``"iphone 8"`` -> ``iphone8``), see ``query.py``.
+Everything is cached per distinct chunk, so analysing a catalog costs a dict lookup per word
+for words already seen.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from whoosh.analysis import Token, Tokenizer
+from whoosh.lang import stemmer_for_language
+
+CHUNK_RE = re.compile(r"[^\W_]+(?:[-./'\u2019&+][^\W_]+)*")
+PART_RE = re.compile(r"[^\W_]+")
+ATOM_RE = re.compile(r"\d+|[^\W\d_]+")
+_MAX_CACHE = 400_000
+
+
+def fold(text: str) -> str:
+    """Accent folding: NFKD and drop combining marks (``é`` -> ``e``, ``ё`` -> ``е``)."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class QueryAtom:
+    raw: str       # case-folded surface form (unstemmed, accents kept)
+    norm: str      # the index term for it (stemmed + folded)
+    numeric: bool  # all digits
+    chunk: int     # index of the chunk (query word) it came from
+
+
+class TextAnalyzer:
+    """Language-specific analyzer. Thread-safe enough: caches are plain dicts (GIL)."""
+
+    def __init__(self, language: str = "en", stem: bool = True) -> None:
+        self.language = language
+        self._stem = stemmer_for_language(language) if stem else None
+        self._norm_cache: dict[str, str] = {}
+        self._chunk_cache: dict[str, tuple[str, ...]] = {}
+
+    # -- single terms ---------------------------------------------------------------------
+    def normalize(self, word: str) -> str:
+        """Case-fold, stem (alphabetic words only) and accent-fold one word."""
+        cached = self._norm_cache.get(word)
+        if cached is not None:
+            return cached
+        w = word.casefold()
+        if self._stem is not None and w.isalpha() and len(w) > 2:
+            try:
+                w = self._stem(w)
+            except Exception:  # pragma: no cover - stemmer bug on odd input
+                pass
+        w = fold(w)
+        if len(self._norm_cache) > _MAX_CACHE:
+            self._norm_cache.clear()
+        self._norm_cache[word] = w
+        return w
+
+    def chunk_terms(self, chunk: str) -> tuple[str, ...]:
+        cached = self._chunk_cache.get(chunk)
+        if cached is not None:
+            return cached
+        low = chunk.casefold()
+        parts = PART_RE.findall(low)
+        terms: list[str] = []
+        seen: set[str] = set()
+
+        def add(t: str) -> None:
+            n = self.normalize(t)
+            if n and n not in seen:
+                seen.add(n)
+                terms.append(n)
+
+        for p in parts:
+            add(p)
+            atoms = ATOM_RE.findall(p)
+            if len(atoms) > 1:
+                for a in atoms:
+                    add(a)
+        if 1 < len(parts) <= 8:
+            add("".join(parts))
+        out = tuple(terms)
+        if len(self._chunk_cache) > _MAX_CACHE:
+            self._chunk_cache.clear()
+        self._chunk_cache[chunk] = out
+        return out
+
+    # -- documents ------------------------------------------------------------------------
+    def index_terms(self, text: str) -> list[str]:
+        """All index terms of ``text`` (with repetitions, for term frequencies)."""
+        out: list[str] = []
+        ct = self.chunk_terms
+        for chunk in CHUNK_RE.findall(text):
+            out.extend(ct(chunk))
+        return out
+
+    def chunk_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+        """(start, end, terms) per chunk; used for highlighting."""
+        for m in CHUNK_RE.finditer(text):
+            yield m.start(), m.end(), self.chunk_terms(m.group())
+
+    # -- queries --------------------------------------------------------------------------
+    def query_atoms(self, text: str) -> list[QueryAtom]:
+        atoms: list[QueryAtom] = []
+        for ci, chunk in enumerate(CHUNK_RE.findall(text)):
+            low = chunk.casefold()
+            for p in PART_RE.findall(low):
+                for a in ATOM_RE.findall(p):
+                    atoms.append(QueryAtom(raw=a, norm=self.normalize(a), numeric=a.isdigit(), chunk=ci))
+        return atoms
+
+
+_ANALYZERS: dict[tuple[str, bool], TextAnalyzer] = {}
+_LOCK = threading.Lock()
+
+
+def get_analyzer(language: str, stem: bool = True) -> TextAnalyzer:
+    key = (language, stem)
+    an = _ANALYZERS.get(key)
+    if an is None:
+        with _LOCK:
+            an = _ANALYZERS.get(key)
+            if an is None:
+                an = _ANALYZERS[key] = TextAnalyzer(language, stem)
+    return an
+
+
+class ShopTokenizer(Tokenizer):
+    """Whoosh tokenizer running :class:`TextAnalyzer`, so the Whoosh index holds the very same
+    terms as the engine's in-memory structures (and a plain Whoosh parser can query it)."""
+
+    def __init__(self, language: str = "en", stem: bool = True) -> None:
+        self.language = language
+        self.stem = stem
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShopTokenizer)
+            and other.language == self.language
+            and other.stem == self.stem
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.language, self.stem))
+
+    def __call__(  # type: ignore[override]
+        self,
+        value: Any,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
+        if isinstance(value, (list, tuple)):
+            value = " ".join(str(v) for v in value)
+        an = get_analyzer(self.language, self.stem)
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        pos = start_pos
+        for start, end, terms in an.chunk_spans(value):
+            for term in terms:
+                t.text = term
+                t.boost = 1.0
+                t.stopped = False
+                if keeporiginal:
+                    t.original = term
+                if positions:
+                    t.pos = pos
+                if chars:
+                    t.startchar = start_char + start
+                    t.endchar = start_char + end
+                yield t
+            pos += 1

@@ -1,0 +1,32 @@
+"""Engine error types (plain exceptions, picklable across a Ray boundary)."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """A search or apply request the engine cannot serve.
+
+    ``code`` is a stable machine-readable string (e.g. ``"FIELD_NOT_FILTERABLE"``).
+    """
+
+    def __init__(self, message: str, code: str = "ENGINE_ERROR", details: list[dict] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details = list(details or [])
+
+    def __reduce__(self):  # keep picklable with extra attributes
+        return (self.__class__, (self.message, self.code, self.details))
+
+
+class MappingError(EngineError):
+    """Invalid mapping or language. ``details`` is a list of ``{"path", "message"}``."""
+
+    def __init__(self, details: list[dict] | str, code: str = "MAPPING_INVALID", _unused: object = None):
+        if isinstance(details, str):
+            details = [{"path": "", "message": details}]
+        msg = "; ".join(f"{d.get('path')}: {d.get('message')}" for d in details) or "invalid mapping"
+        super().__init__(msg, code, details)
+
+    def __reduce__(self):
+        return (self.__class__, (self.details, self.code))

@@ -1,0 +1,112 @@
+"""Mapping validation and the compiled per-field view the engine uses."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import MappingError
+
+LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
+FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]")
+NUMERIC_TYPES = ("integer", "float", "date")
+_FLAGS = ("searchable", "filterable", "facetable", "sortable", "retrievable", "suggest")
+_KNOWN_KEYS = set(_FLAGS) | {"type", "analyzer"}
+_ANALYZERS = ("standard", "keyword", "none", "default") + LANGUAGES
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    type: str
+    searchable: bool
+    filterable: bool
+    facetable: bool
+    sortable: bool
+    retrievable: bool
+    suggest: bool
+    analyzer: str | None
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in NUMERIC_TYPES
+
+    @property
+    def is_keywordish(self) -> bool:
+        return self.type in ("keyword", "keyword[]", "text")
+
+    @property
+    def needs_values(self) -> bool:
+        """Whether the field needs a filter/facet/sort column."""
+        return self.filterable or self.facetable or self.sortable
+
+
+def validate_mapping(mapping: dict, language: str) -> None:
+    errors: list[dict] = []
+    if language not in LANGUAGES:
+        errors.append({"path": "language", "message": f"unsupported language {language!r}; one of {', '.join(LANGUAGES)}"})
+    if not isinstance(mapping, dict):
+        raise MappingError(errors + [{"path": "mapping", "message": "mapping must be an object"}])
+    for key in mapping:
+        if key not in ("idField", "fields"):
+            errors.append({"path": str(key), "message": "unknown mapping key"})
+    id_field = mapping.get("idField", "id")
+    if not isinstance(id_field, str) or not id_field:
+        errors.append({"path": "idField", "message": "idField must be a non-empty string"})
+    fields = mapping.get("fields", {})
+    if not isinstance(fields, dict):
+        errors.append({"path": "fields", "message": "fields must be an object"})
+        fields = {}
+    for name, spec in fields.items():
+        base = f"fields.{name}"
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            errors.append({"path": base, "message": "invalid field name"})
+        if not isinstance(spec, dict):
+            errors.append({"path": base, "message": "field definition must be an object"})
+            continue
+        ftype = spec.get("type")
+        if ftype not in FIELD_TYPES:
+            errors.append({"path": f"{base}.type", "message": f"type must be one of {', '.join(FIELD_TYPES)}"})
+        for key in spec:
+            if key not in _KNOWN_KEYS:
+                errors.append({"path": f"{base}.{key}", "message": "unknown field setting"})
+        for flag in _FLAGS:
+            if flag in spec and not isinstance(spec[flag], bool):
+                errors.append({"path": f"{base}.{flag}", "message": "must be a boolean"})
+        if "analyzer" in spec and spec["analyzer"] is not None and spec["analyzer"] not in _ANALYZERS:
+            errors.append({"path": f"{base}.analyzer", "message": f"analyzer must be one of {', '.join(_ANALYZERS)}"})
+        if ftype in FIELD_TYPES:
+            if spec.get("searchable") and ftype not in ("text", "keyword", "keyword[]"):
+                errors.append({"path": f"{base}.searchable", "message": f"a {ftype} field cannot be searchable"})
+            if spec.get("sortable") and ftype in ("keyword[]",):
+                errors.append({"path": f"{base}.sortable", "message": "a keyword[] field cannot be sortable"})
+            if spec.get("facetable") and ftype == "text":
+                errors.append({"path": f"{base}.facetable", "message": "a text field cannot be facetable; use keyword"})
+            if spec.get("suggest") and ftype not in ("text", "keyword", "keyword[]"):
+                errors.append({"path": f"{base}.suggest", "message": f"a {ftype} field cannot feed suggestions"})
+            if "analyzer" in spec and ftype not in ("text", "keyword", "keyword[]"):
+                errors.append({"path": f"{base}.analyzer", "message": f"a {ftype} field has no analyzer"})
+    if isinstance(id_field, str) and id_field in fields:
+        ftype = fields[id_field].get("type") if isinstance(fields[id_field], dict) else None
+        if ftype not in (None, "keyword"):
+            errors.append({"path": f"fields.{id_field}.type", "message": "the id field must be a keyword"})
+    if errors:
+        raise MappingError(errors)
+
+
+def compile_mapping(mapping: dict) -> tuple[str, dict[str, FieldSpec]]:
+    out: dict[str, FieldSpec] = {}
+    for name, spec in mapping.get("fields", {}).items():
+        out[name] = FieldSpec(
+            name=name,
+            type=spec["type"],
+            searchable=bool(spec.get("searchable", False)),
+            filterable=bool(spec.get("filterable", False)),
+            facetable=bool(spec.get("facetable", False)),
+            sortable=bool(spec.get("sortable", False)),
+            retrievable=bool(spec.get("retrievable", True)),
+            suggest=bool(spec.get("suggest", False)),
+            analyzer=spec.get("analyzer"),
+        )
+    return mapping.get("idField", "id"), out

@@ -1,0 +1,403 @@
+"""In-memory columnar structures of one shard (what every query runs on).
+
+Slots: each document version gets the next *slot* (an int32 row number).  Slot order is the
+engine's internal document order (tie-breaker for stable paging).  A replaced or deleted
+document's slot is just marked dead in ``live``; postings and value pairs keep the dead slot and
+every query masks with ``live``.  When more than 30 % of the slots are dead, :meth:`compact`
+renumbers the live slots (order preserved) with vectorised numpy per term - no re-analysis.
+
+Per searchable field: ``postings[field][term] -> Postings`` (int32 slots, float32 term
+frequencies), ``lengths[field]`` (float32 per slot, BM25 length normalisation) and the sum of live
+lengths.  New postings are appended to Python lists and turned into numpy arrays once per
+``apply`` for the touched terms only, so a commit costs O(changed documents + touched terms).
+
+Value columns (filters, facets, sort): keyword / keyword[] as ordinal *pairs* (slot, ordinal)
+plus the first ordinal per slot for sorting; integer / float / date as float64 (NaN = missing);
+boolean as int8 (-1 = missing).
+
+Term dictionary (for typo and prefix expansion, never scanning documents): a sorted list of all
+terms (``bisect.insort`` for new terms), a deletion index (term and its one-character deletions
+-> terms) and a global document frequency per term.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter
+from datetime import date, datetime, timezone
+from typing import Any
+
+import numpy as np
+import orjson
+
+from .analysis import TextAnalyzer
+from .mapping import FieldSpec
+
+
+class Postings:
+    __slots__ = ("docs", "tfs", "pd", "pt")
+
+    def __init__(self) -> None:
+        self.docs = _EMPTY_I32
+        self.tfs = _EMPTY_F32
+        self.pd: list[int] | None = None
+        self.pt: list[int] | None = None
+
+    def add(self, slot: int, tf: int) -> None:
+        if self.pd is None:
+            self.pd = [slot]
+            self.pt = [tf]
+        else:
+            self.pd.append(slot)
+            self.pt.append(tf)  # type: ignore[union-attr]
+
+    def finalize(self) -> None:
+        if self.pd is not None:
+            nd = np.asarray(self.pd, dtype=np.int32)
+            nt = np.asarray(self.pt, dtype=np.float32)
+            if len(self.docs):
+                self.docs = np.concatenate((self.docs, nd))
+                self.tfs = np.concatenate((self.tfs, nt))
+            else:
+                self.docs, self.tfs = nd, nt
+            self.pd = self.pt = None
+
+    def __len__(self) -> int:
+        return len(self.docs) + (len(self.pd) if self.pd is not None else 0)
+
+
+_EMPTY_I32 = np.zeros(0, dtype=np.int32)
+_EMPTY_F32 = np.zeros(0, dtype=np.float32)
+
+
+def to_epoch(value: Any) -> float:
+    """ISO date/datetime string (or number) -> seconds since epoch (UTC). NaN if unparsable."""
+    if value is None or isinstance(value, bool):
+        return math.nan
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    else:
+        s = str(value).strip()
+        if s.endswith("Z") or s.endswith("z"):
+            s = s[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(s)
+        except ValueError:
+            return math.nan
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def to_number(value: Any, ftype: str) -> float:
+    if ftype == "date":
+        return to_epoch(value)
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def to_bool(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return int(bool(value))
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in ("true", "1", "yes"):
+            return 1
+        if v in ("false", "0", "no"):
+            return 0
+    return -1
+
+
+def keyword_values(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            if v is None or isinstance(v, (list, dict)):
+                continue
+            out.append(v if isinstance(v, str) else _scalar_str(v))
+        return list(dict.fromkeys(out))
+    if isinstance(value, dict):
+        return []
+    return [value if isinstance(value, str) else _scalar_str(value)]
+
+
+def _scalar_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return " \n ".join(text_of(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(text_of(v) for v in value.values())
+    return _scalar_str(value)
+
+
+class MemIndex:
+    def __init__(self, fields: dict[str, FieldSpec], analyzer: TextAnalyzer) -> None:
+        self.fields = fields
+        self.analyzer = analyzer
+        self.searchable = [f for f, s in fields.items() if s.searchable]
+        self.kw_fields = [f for f, s in fields.items() if s.needs_values and s.type in ("keyword", "keyword[]", "text")]
+        self.num_fields = [f for f, s in fields.items() if s.needs_values and s.is_numeric]
+        self.bool_fields = [f for f, s in fields.items() if s.needs_values and s.type == "boolean"]
+        self.n = 0
+        self.cap = 0
+        self.n_live = 0
+        self.ids: list[str | None] = []
+        self.blobs: list[bytes | None] = []
+        self.id_to_slot: dict[str, int] = {}
+        self.live = np.zeros(0, dtype=bool)
+        self.postings: dict[str, dict[str, Postings]] = {f: {} for f in self.searchable}
+        self.lengths: dict[str, np.ndarray] = {f: np.zeros(0, np.float32) for f in self.searchable}
+        self.sum_len: dict[str, float] = {f: 0.0 for f in self.searchable}
+        self.kw_vals: dict[str, list[str]] = {f: [] for f in self.kw_fields}
+        self.kw_ord: dict[str, dict[str, int]] = {f: {} for f in self.kw_fields}
+        self.kw_first: dict[str, np.ndarray] = {f: np.zeros(0, np.int32) for f in self.kw_fields}
+        self.kw_ps: dict[str, np.ndarray] = {f: _EMPTY_I32 for f in self.kw_fields}
+        self.kw_po: dict[str, np.ndarray] = {f: _EMPTY_I32 for f in self.kw_fields}
+        self._kw_pend: dict[str, tuple[list[int], list[int]]] = {f: ([], []) for f in self.kw_fields}
+        self._kw_rank: dict[str, tuple[int, np.ndarray]] = {}
+        self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_fields}
+        self.boo: dict[str, np.ndarray] = {f: np.zeros(0, np.int8) for f in self.bool_fields}
+        # term dictionary
+        self.term_df: dict[str, int] = {}
+        self.sorted_terms: list[str] = []
+        self.del_index: dict[str, list[str]] = {}
+        self._touched: set[tuple[str, str]] = set()
+        self.version = 0  # bumped on every change (query caches)
+
+    # -- capacity --------------------------------------------------------------------------
+    def _grow(self, need: int) -> None:
+        if need <= self.cap:
+            return
+        cap = max(1024, self.cap * 2)
+        while cap < need:
+            cap *= 2
+
+        def g(a: np.ndarray, fill: Any) -> np.ndarray:
+            b = np.full(cap, fill, dtype=a.dtype)
+            b[: len(a)] = a
+            return b
+
+        self.live = g(self.live, False)
+        for f in self.searchable:
+            self.lengths[f] = g(self.lengths[f], 0)
+        for f in self.kw_fields:
+            self.kw_first[f] = g(self.kw_first[f], -1)
+        for f in self.num_fields:
+            self.num[f] = g(self.num[f], np.nan)
+        for f in self.bool_fields:
+            self.boo[f] = g(self.boo[f], -1)
+        self.cap = cap
+
+    # -- writes ----------------------------------------------------------------------------
+    def delete(self, doc_id: str) -> bool:
+        slot = self.id_to_slot.pop(doc_id, None)
+        if slot is None:
+            return False
+        self.live[slot] = False
+        self.n_live -= 1
+        self.blobs[slot] = None
+        for f in self.searchable:
+            self.sum_len[f] -= float(self.lengths[f][slot])
+        self.version += 1
+        return True
+
+    def clear(self) -> None:
+        for doc_id in list(self.id_to_slot):
+            self.delete(doc_id)
+
+    def add(self, doc_id: str, doc: dict, blob: bytes | None = None) -> int:
+        """Add (or replace) one document. Call :meth:`finalize` after a batch."""
+        if doc_id in self.id_to_slot:
+            self.delete(doc_id)
+        slot = self.n
+        self._grow(slot + 1)
+        self.n += 1
+        self.n_live += 1
+        self.ids.append(doc_id)
+        self.blobs.append(blob if blob is not None else orjson.dumps(doc))
+        self.id_to_slot[doc_id] = slot
+        self.live[slot] = True
+        an = self.analyzer
+        touched = self._touched
+        for f in self.searchable:
+            value = doc.get(f)
+            if value is None:
+                continue
+            terms = an.index_terms(text_of(value))
+            if not terms:
+                continue
+            self.lengths[f][slot] = len(terms)
+            self.sum_len[f] += len(terms)
+            plist = self.postings[f]
+            for term, tf in Counter(terms).items():
+                p = plist.get(term)
+                if p is None:
+                    p = plist[term] = Postings()
+                    if term not in self.term_df:
+                        self._new_term(term)
+                p.add(slot, tf)
+                self.term_df[term] += 1
+                touched.add((f, term))
+        for f in self.kw_fields:
+            vals = keyword_values(doc.get(f))
+            if not vals:
+                continue
+            ords = self.kw_ord[f]
+            ps, po = self._kw_pend[f]
+            first = -1
+            for v in vals:
+                o = ords.get(v)
+                if o is None:
+                    o = ords[v] = len(self.kw_vals[f])
+                    self.kw_vals[f].append(v)
+                ps.append(slot)
+                po.append(o)
+                if first < 0:
+                    first = o
+            self.kw_first[f][slot] = first
+        for f in self.num_fields:
+            v = doc.get(f)
+            if isinstance(v, list):
+                v = v[0] if v else None
+            self.num[f][slot] = to_number(v, self.fields[f].type)
+        for f in self.bool_fields:
+            v = doc.get(f)
+            if isinstance(v, list):
+                v = v[0] if v else None
+            self.boo[f][slot] = to_bool(v)
+        self.version += 1
+        return slot
+
+    def _new_term(self, term: str) -> None:
+        self.term_df[term] = 0
+        bisect.insort(self.sorted_terms, term)
+        if len(term) >= 3 and not term.isdigit():
+            di = self.del_index
+            for key in {term} | {term[:i] + term[i + 1:] for i in range(len(term))}:
+                lst = di.get(key)
+                if lst is None:
+                    di[key] = [term]
+                else:
+                    lst.append(term)
+
+    def finalize(self) -> None:
+        for f, term in self._touched:
+            p = self.postings[f].get(term)
+            if p is not None:
+                p.finalize()
+        self._touched = set()
+        for f in self.kw_fields:
+            ps, po = self._kw_pend[f]
+            if ps:
+                self.kw_ps[f] = np.concatenate((self.kw_ps[f], np.asarray(ps, np.int32)))
+                self.kw_po[f] = np.concatenate((self.kw_po[f], np.asarray(po, np.int32)))
+                self._kw_pend[f] = ([], [])
+        if self.n > 2048 and (self.n - self.n_live) > 0.3 * self.n:
+            self.compact()
+
+    def compact(self) -> None:
+        """Renumber live slots 0..n_live-1 (order kept) and drop dead postings."""
+        n = self.n
+        live = self.live[:n]
+        remap = (np.cumsum(live, dtype=np.int64) - 1).astype(np.int32)
+        keep_idx = np.flatnonzero(live)
+        for f in self.searchable:
+            plist = self.postings[f]
+            empty = []
+            for term, p in plist.items():
+                k = live[p.docs]
+                if not k.all():
+                    removed = int(len(k) - k.sum())
+                    p.docs = remap[p.docs[k]]
+                    p.tfs = p.tfs[k]
+                    self.term_df[term] = max(0, self.term_df.get(term, 0) - removed)
+                    if not len(p.docs):
+                        empty.append(term)
+                else:
+                    p.docs = remap[p.docs]
+            for term in empty:
+                del plist[term]
+        for f in self.kw_fields:
+            k = live[self.kw_ps[f]]
+            self.kw_ps[f] = remap[self.kw_ps[f][k]]
+            self.kw_po[f] = self.kw_po[f][k]
+        m = len(keep_idx)
+
+        def sq(a: np.ndarray, fill: Any) -> np.ndarray:
+            b = np.full(self.cap, fill, dtype=a.dtype)
+            b[:m] = a[keep_idx]
+            return b
+
+        self.live = sq(self.live, False)
+        for f in self.searchable:
+            self.lengths[f] = sq(self.lengths[f], 0)
+        for f in self.kw_fields:
+            self.kw_first[f] = sq(self.kw_first[f], -1)
+        for f in self.num_fields:
+            self.num[f] = sq(self.num[f], np.nan)
+        for f in self.bool_fields:
+            self.boo[f] = sq(self.boo[f], -1)
+        ids = [self.ids[i] for i in keep_idx]
+        self.blobs = [self.blobs[i] for i in keep_idx]
+        self.ids = ids
+        self.id_to_slot = {d: i for i, d in enumerate(ids)}  # type: ignore[misc]
+        self.n = m
+        self.n_live = m
+        self.version += 1
+
+    # -- reads -----------------------------------------------------------------------------
+    def document(self, slot: int) -> dict | None:
+        blob = self.blobs[slot]
+        return None if blob is None else orjson.loads(blob)
+
+    def avg_len(self, field: str) -> float:
+        return max(self.sum_len[field] / max(self.n_live, 1), 1.0)
+
+    def kw_rank(self, field: str) -> np.ndarray:
+        """Alphabetical rank per ordinal (for sorting keyword fields)."""
+        vals = self.kw_vals[field]
+        cached = self._kw_rank.get(field)
+        if cached is not None and cached[0] == len(vals):
+            return cached[1]
+        order = sorted(range(len(vals)), key=lambda i: vals[i].casefold())
+        rank = np.empty(len(vals), dtype=np.int64)
+        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(vals))
+        self._kw_rank[field] = (len(vals), rank)
+        return rank
+
+    def memory_bytes(self) -> int:
+        total = 0
+        for f in self.searchable:
+            for p in self.postings[f].values():
+                total += p.docs.nbytes + p.tfs.nbytes + 120
+            total += self.lengths[f].nbytes
+        total += sum(len(b) + 40 for b in self.blobs if b is not None)
+        for f in self.kw_fields:
+            total += self.kw_ps[f].nbytes + self.kw_po[f].nbytes + self.kw_first[f].nbytes
+        total += sum(a.nbytes for a in self.num.values()) + sum(a.nbytes for a in self.boo.values())
+        total += len(self.del_index) * 100 + len(self.term_df) * 120
+        return total

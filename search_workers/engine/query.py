@@ -1,0 +1,366 @@
+"""Vectorised query evaluation over :class:`MemIndex` (no per-document Python loops).
+
+Scoring (per shard, comparable across shards, see ``engine.py``):
+
+* the query text is cut into atoms (``analysis.QueryAtom``); each atom is a *clause*.
+* a clause's alternatives: the exact term (factor 1.0), adjacent atoms glued together
+  (``"iphone 7"`` -> ``iphone7``, factor 1.0, satisfies every clause of the span), synonyms
+  (0.9), prefix expansions of the last atom (0.8), 1-typo (0.55) and 2-typo (0.35) expansions
+  (Damerau/OSA distance through the term dictionary's deletion index).
+* per field: BM25 (k1=1.2, b=0.75) of the best alternative, using one idf per clause and field
+  (that of the clause's most frequent alternative) so that a rare misspelt term never outranks
+  the exact word; the field score is multiplied by the field weight and summed over fields.
+* docs whose every clause matched inside one field get a bonus (up to +50 % for the heaviest
+  field): ``iphone 7`` in the name beats ``iphone`` in the name and ``7`` in the description.
+* ``boosts`` multiply by ``1 + sum(weight * modifier(value))``; each matching ``boostFilters``
+  entry multiplies by ``max(0, 1 + weight)`` (weight -1 sinks a document to score 0).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import EngineError
+from .memindex import MemIndex, keyword_values, text_of, to_bool, to_epoch, to_number
+
+K1 = 1.2
+B = 0.75
+F_EXACT = 1.0
+F_JOIN = 1.0
+F_SYN = 0.9
+F_PREFIX = 0.8
+F_TYPO1 = 0.55
+F_TYPO2 = 0.35
+MAX_ATOMS = 16
+MAX_PREFIX_EXPANSIONS = 40
+MAX_TYPO_EXPANSIONS = 24
+SAME_FIELD_BONUS = 0.5
+
+
+@dataclass
+class Alt:
+    terms: tuple[str, ...]  # one term, or several (multi-word synonym: all must match)
+    factor: float
+    kind: str  # exact | join | syn | prefix | typo
+
+
+@dataclass
+class Clause:
+    word: str
+    alts: list[Alt] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- distances
+def osa_distance(a: str, b: str, limit: int) -> int:
+    """Optimal string alignment distance (adjacent transposition = 1), early exit > limit."""
+    la, lb = len(a), len(b)
+    if abs(la - lb) > limit:
+        return limit + 1
+    prev2: list[int] | None = None
+    prev = list(range(lb + 1))
+    for i in range(1, la + 1):
+        cur = [i] + [0] * lb
+        ca = a[i - 1]
+        rowmin = cur[0]
+        for j in range(1, lb + 1):
+            cost = 0 if ca == b[j - 1] else 1
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+            if v < rowmin:
+                rowmin = v
+        if rowmin > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[lb]
+
+
+def _deletes(word: str) -> set[str]:
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+def typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, int]:
+    """Terms within ``max_d`` (OSA) of any of ``words``, found via the deletion index."""
+    out: dict[str, int] = {}
+    di = idx.del_index
+    for w in dict.fromkeys(words):
+        keys = {w} | _deletes(w)
+        if max_d >= 2:
+            keys |= {d2 for d1 in _deletes(w) for d2 in _deletes(d1)}
+        cands: set[str] = set()
+        for k in keys:
+            lst = di.get(k)
+            if lst:
+                cands.update(lst)
+        for c in cands:
+            if c == w or c[0:1].isdigit() != w[0:1].isdigit():
+                continue
+            d = osa_distance(w, c, max_d)
+            if 0 < d <= max_d:
+                if d < out.get(c, 99):
+                    out[c] = d
+    return out
+
+
+def prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[str]:
+    terms = idx.sorted_terms
+    found: set[str] = set()
+    for p in dict.fromkeys(prefixes):
+        if not p:
+            continue
+        i = bisect.bisect_left(terms, p)
+        j = bisect.bisect_left(terms, p + "\U0010ffff")
+        found.update(terms[i:j])
+    if len(found) > limit:
+        df = idx.term_df
+        return heapq.nlargest(limit, found, key=lambda t: df.get(t, 0))
+    return list(found)
+
+
+# ----------------------------------------------------------------------------- clauses
+def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | None, allow_prefix: bool) -> list[Clause]:
+    an = idx.analyzer
+    atoms = an.query_atoms(text)[:MAX_ATOMS]
+    if not atoms:
+        return []
+    from .analysis import fold
+
+    td = idx.term_df
+    typo_on = bool(typo_cfg.get("enabled", True))
+    min1 = int(typo_cfg.get("minWordSizeOneTypo", 4))
+    min2 = int(typo_cfg.get("minWordSizeTwoTypos", 8))
+    syn_map: dict[str, list[list[str]]] = {}
+    if synonyms:
+        for k, alts in synonyms.items():
+            syn_map[an.normalize(str(k))] = alts
+    trailing_space = text[-1:].isspace()
+    clauses: list[Clause] = []
+    last = len(atoms) - 1
+    for i, a in enumerate(atoms):
+        c = Clause(word=a.raw)
+        raw_f = fold(a.raw)
+        exact = {a.norm, raw_f}
+        for t in exact:
+            c.alts.append(Alt((t,), F_EXACT, "exact"))
+        for syn in syn_map.get(a.norm, ()):
+            words = [t for w in syn for t in (x.norm for x in an.query_atoms(str(w)))]
+            if words and tuple(words) != (a.norm,):
+                c.alts.append(Alt(tuple(words), F_SYN, "syn"))
+        if i == last and allow_prefix and not trailing_space and not (a.numeric and len(a.raw) < 2):
+            for t in prefix_candidates(idx, [a.norm, raw_f], MAX_PREFIX_EXPANSIONS):
+                if t not in exact:
+                    c.alts.append(Alt((t,), F_PREFIX, "prefix"))
+        if typo_on and not a.numeric and len(a.raw) >= min1:
+            max_d = 2 if len(a.raw) >= min2 else 1
+            cands = typo_candidates(idx, list(exact), max_d)
+            if len(cands) > MAX_TYPO_EXPANSIONS:
+                best = heapq.nsmallest(MAX_TYPO_EXPANSIONS, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0)))
+                cands = dict(best)
+            have = {x.terms[0] for x in c.alts if len(x.terms) == 1}
+            for t, d in cands.items():
+                if t not in have:
+                    c.alts.append(Alt((t,), F_TYPO1 if d == 1 else F_TYPO2, "typo"))
+        clauses.append(c)
+    # glue adjacent atoms: "sm g930" -> smg930, "iphone 8" -> iphone8, "128 gb" -> 128gb
+    for i in range(len(atoms)):
+        for span in (2, 3):
+            j = i + span
+            if j > len(atoms):
+                break
+            joined = an.normalize("".join(x.raw for x in atoms[i:j]))
+            if joined in td:
+                for k in range(i, j):
+                    clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
+    return clauses
+
+
+# ----------------------------------------------------------------------------- scoring
+def _bm25(tfs: np.ndarray, lens: np.ndarray, avg: float, idf: float) -> np.ndarray:
+    norm = K1 * (1.0 - B + B * (lens / avg))
+    return (idf * (K1 + 1.0)) * tfs / (tfs + norm)
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+class Scored:
+    __slots__ = ("clause_scores", "clause_field_hit", "matched_terms")
+
+    def __init__(self) -> None:
+        self.clause_scores: list[np.ndarray] = []
+        self.clause_field_hit: list[dict[str, np.ndarray]] = []
+        self.matched_terms: set[str] = set()
+
+
+def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict]) -> Scored:
+    n = idx.n
+    n_live = max(idx.n_live, 1)
+    out = Scored()
+    for c in clauses:
+        total = np.zeros(n, dtype=np.float32)
+        hits: dict[str, np.ndarray] = {}
+        for fname, fcfg in fields.items():
+            plist = idx.postings.get(fname)
+            if not plist:
+                continue
+            weight = float(fcfg.get("weight", 1))
+            use_typo = fcfg.get("typo", True)
+            use_prefix = fcfg.get("prefix", True)
+            alts = [
+                a for a in c.alts
+                if (use_typo or a.kind != "typo") and (use_prefix or a.kind != "prefix")
+            ]
+            present = [(a, [plist.get(t) for t in a.terms]) for a in alts]
+            present = [(a, ps) for a, ps in present if all(p is not None and len(p.docs) for p in ps)]
+            if not present:
+                continue
+            max_df = max(len(ps[0].docs) for a, ps in present if len(a.terms) == 1) if any(
+                len(a.terms) == 1 for a, _ in present) else max(len(ps[0].docs) for _, ps in present)
+            idf = _idf(n_live, max_df)
+            lens = idx.lengths[fname]
+            avg = idx.avg_len(fname)
+            fs = np.zeros(n, dtype=np.float32)
+            for a, ps in present:
+                if len(ps) == 1:
+                    p = ps[0]
+                    s = _bm25(p.tfs, lens[p.docs], avg, idf) * a.factor
+                    cur = fs[p.docs]
+                    fs[p.docs] = np.maximum(cur, s)
+                else:  # multi-word synonym: every word in this field, mean of their scores
+                    acc = np.zeros(n, dtype=np.float32)
+                    cnt = np.zeros(n, dtype=np.int8)
+                    for p in ps:
+                        acc[p.docs] += _bm25(p.tfs, lens[p.docs], avg, idf)
+                        cnt[p.docs] += 1
+                    ok = cnt == len(ps)
+                    cand = np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32)
+                    np.maximum(fs, cand, out=fs)
+                out.matched_terms.update(a.terms)
+            hit = fs > 0
+            if hit.any():
+                hits[fname] = hit
+                total += fs * weight
+        out.clause_scores.append(total)
+        out.clause_field_hit.append(hits)
+    return out
+
+
+# ----------------------------------------------------------------------------- filters
+def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str) -> np.ndarray:
+    n = idx.n
+    if fname in ("id", id_field) and fname not in idx.fields or fname == id_field:
+        mask = np.zeros(n, dtype=bool)
+        vals = cond if isinstance(cond, list) else [cond]
+        slots = [idx.id_to_slot.get(str(v)) for v in vals]
+        slots = [s for s in slots if s is not None]
+        if slots:
+            mask[np.asarray(slots, dtype=np.int64)] = True
+        return mask
+    spec = idx.fields.get(fname)
+    if spec is None:
+        raise EngineError(f"unknown filter field {fname!r}", "FIELD_UNKNOWN", [{"path": f"filters.{fname}", "message": "unknown field"}])
+    if not (spec.filterable or spec.facetable):
+        raise EngineError(f"field {fname!r} is not filterable", "FIELD_NOT_FILTERABLE",
+                          [{"path": f"filters.{fname}", "message": "field is not filterable"}])
+    if isinstance(cond, dict):
+        ops = {k: v for k, v in cond.items() if k in ("gt", "gte", "lt", "lte")}
+        bad = [k for k in cond if k not in ("gt", "gte", "lt", "lte")]
+        if bad or not ops:
+            raise EngineError("bad range filter", "FILTER_INVALID", [{"path": f"filters.{fname}", "message": "use gt/gte/lt/lte"}])
+        if spec.is_numeric:
+            col = idx.num[fname][:n]
+            mask = ~np.isnan(col)
+            for op, v in ops.items():
+                x = to_number(v, spec.type)
+                if math.isnan(x):
+                    raise EngineError("bad range value", "FILTER_INVALID", [{"path": f"filters.{fname}.{op}", "message": "not a number/date"}])
+                mask &= {"gt": col > x, "gte": col >= x, "lt": col < x, "lte": col <= x}[op]
+            return mask
+        if spec.type in ("keyword", "keyword[]", "text"):
+            vals = idx.kw_vals[fname]
+            okv = np.ones(len(vals), dtype=bool)
+            for op, v in ops.items():
+                s = str(v)
+                okv &= np.asarray([{"gt": x > s, "gte": x >= s, "lt": x < s, "lte": x <= s}[op] for x in vals], dtype=bool)
+            return _kw_mask(idx, fname, np.flatnonzero(okv))
+        raise EngineError("range on boolean", "FILTER_INVALID", [{"path": f"filters.{fname}", "message": "range not supported"}])
+    vals = cond if isinstance(cond, list) else [cond]
+    if spec.is_numeric:
+        col = idx.num[fname][:n]
+        xs = [to_number(v, spec.type) for v in vals]
+        xs = [x for x in xs if not math.isnan(x)]
+        return np.isin(col, np.asarray(xs, dtype=np.float64)) if xs else np.zeros(n, dtype=bool)
+    if spec.type == "boolean":
+        col = idx.boo[fname][:n]
+        bs = [to_bool(v) for v in vals]
+        return np.isin(col, np.asarray([b for b in bs if b >= 0], dtype=np.int8))
+    ords = idx.kw_ord[fname]
+    wanted = [ords[s] for v in vals for s in keyword_values(v) if s in ords]
+    return _kw_mask(idx, fname, np.asarray(wanted, dtype=np.int32))
+
+
+def _kw_mask(idx: MemIndex, fname: str, ords: np.ndarray) -> np.ndarray:
+    mask = np.zeros(idx.n, dtype=bool)
+    if len(ords):
+        po = idx.kw_po[fname]
+        sel = np.isin(po, ords) if len(ords) > 1 else (po == ords[0])
+        mask[idx.kw_ps[fname][sel]] = True
+    return mask
+
+
+def compile_filters(idx: MemIndex, flt: dict | None, id_field: str) -> list[tuple[str | None, np.ndarray]]:
+    """Top-level clauses as (field or None, mask); AND them all for the result set."""
+    out: list[tuple[str | None, np.ndarray]] = []
+    if not flt:
+        return out
+    if not isinstance(flt, dict):
+        raise EngineError("filters must be an object", "FILTER_INVALID", [{"path": "filters", "message": "must be an object"}])
+    n = idx.n
+    for key, cond in flt.items():
+        if key == "not":
+            sub = compile_filters(idx, cond, id_field)
+            m = np.ones(n, dtype=bool)
+            for _, sm in sub:
+                m &= sm
+            out.append((None, ~m))
+        elif key in ("and", "or") and isinstance(cond, list):
+            acc = np.ones(n, dtype=bool) if key == "and" else np.zeros(n, dtype=bool)
+            for sub_f in cond:
+                m = np.ones(n, dtype=bool)
+                for _, sm in compile_filters(idx, sub_f, id_field):
+                    m &= sm
+                acc = (acc & m) if key == "and" else (acc | m)
+            out.append((None, acc))
+        else:
+            out.append((key, _field_mask(idx, key, cond, id_field)))
+    return out
+
+
+def and_masks(n: int, masks: list[np.ndarray]) -> np.ndarray:
+    m = np.ones(n, dtype=bool)
+    for x in masks:
+        m &= x
+    return m
+
+
+# ----------------------------------------------------------------------------- highlight
+def highlight_text(idx: MemIndex, value: Any, terms: set[str]) -> str:
+    text = text_of(value) if not isinstance(value, list) else ", ".join(text_of(v) for v in value)
+    out: list[str] = []
+    pos = 0
+    for start, end, cterms in idx.analyzer.chunk_spans(text):
+        if any(t in terms for t in cterms):
+            out.append(html.escape(text[pos:start], quote=False))
+            out.append("<em>" + html.escape(text[start:end], quote=False) + "</em>")
+            pos = end
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
