@@ -1,5 +1,40 @@
-"""``shopsearch support``: provider support tools."""
+"""``shopsearch support``: provider support tools (direct database access)."""
+
+from __future__ import annotations
+
+import getpass
 
 import typer
 
+from control_plane.auth.sessions import IMPERSONATION_CODE_TTL_SECONDS, issue_impersonation_code
+from control_plane.db import make_engine, make_sessionmaker
+from shared.errors import ServiceError
+from shared.settings import get_settings
+
 app = typer.Typer(help="Support tools (operators).", no_args_is_help=True)
+
+
+def _operator() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "support"
+
+
+@app.command("impersonation-code")
+def impersonation_code(
+    org_id: str = typer.Argument(..., help="Organization whose owner support will act as"),
+    by: str = typer.Option(None, "--by", help="Who is impersonating (shown to the session); default: OS user"),
+) -> None:
+    """Print a one-time code for POST /v1/auth/impersonate (valid 10 minutes)."""
+    engine = make_engine(get_settings().resolved_database_url)
+    try:
+        with make_sessionmaker(engine).begin() as db:
+            code = issue_impersonation_code(db, org_id, f"support:{by or _operator()}")
+    except ServiceError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        engine.dispose()
+    typer.echo(code)
+    typer.echo(f"valid for {IMPERSONATION_CODE_TTL_SECONDS // 60} minutes, once", err=True)

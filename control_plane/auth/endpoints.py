@@ -1,3 +1,174 @@
-from fastapi import APIRouter
+"""/v1/auth: sign-up, sign-in, sessions and impersonation (spec 4.11, CONTRACT §1).
 
-router = APIRouter()
+The refresh token travels only in the HttpOnly ``shopsearch_refresh`` cookie, scoped to
+``/v1/auth``; access tokens are returned in the body and sent as ``Authorization: Bearer``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, BackgroundTasks, Cookie, Query, Request, Response
+
+from control_plane.access import SignedIn, forbid_impersonation
+from control_plane.auth import service, sessions
+from control_plane.auth.schemas import (
+    ChangePasswordIn,
+    ForgotPasswordIn,
+    ImpersonateIn,
+    ImpersonationOut,
+    LoginIn,
+    LoginOut,
+    MeOut,
+    RegisterIn,
+    RegisterOut,
+    ResetPasswordIn,
+    SessionList,
+    SessionOut,
+    TokenOut,
+    UserOut,
+    VerifyEmailOut,
+)
+from control_plane.db import isoformat
+from control_plane.deps import RuntimeDep, SessionDep, client_ip
+from control_plane.runtime import Runtime
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+REFRESH_COOKIE = "shopsearch_refresh"
+COOKIE_PATH = "/v1/auth"
+RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, include_in_schema=False)]
+
+
+def _send(background: BackgroundTasks, runtime: Runtime, mail: service.Mail | None) -> None:
+    if mail is not None:
+        background.add_task(runtime.mailer.send, mail.to, mail.subject, mail.body)
+
+
+def _set_refresh_cookie(response: Response, runtime: Runtime, token: str) -> None:
+    response.set_cookie(
+        REFRESH_COOKIE, token, max_age=runtime.settings.refresh_token_ttl_seconds, path=COOKIE_PATH,
+        httponly=True, samesite="strict", secure=runtime.settings.cookie_secure,
+    )
+
+
+def _user_agent(request: Request) -> str | None:
+    return request.headers.get("user-agent")
+
+
+def _login_out(result: sessions.SignIn) -> LoginOut:
+    return LoginOut(access_token=result.access_token, expires_in=result.expires_in, user=UserOut.of(result.user))
+
+
+@router.post("/register", status_code=201, response_model=RegisterOut)
+def register(body: RegisterIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks) -> RegisterOut:
+    user, mail = service.register(db, runtime, body.email, body.password, body.name, body.organization_name)
+    _send(background, runtime, mail)
+    return RegisterOut(user=UserOut.of(user))
+
+
+@router.get("/verify-email", response_model=VerifyEmailOut)
+def verify_email(db: SessionDep, token: Annotated[str, Query(min_length=1, max_length=200)]) -> VerifyEmailOut:
+    """Bad, used or expired tokens answer 400 VALIDATION_ERROR (``details[0].path == "token"``)."""
+    service.verify_email(db, token)
+    return VerifyEmailOut(email_verified=True)
+
+
+@router.post("/resend-verification", status_code=202, response_class=Response)
+def resend_verification(
+    principal: SignedIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
+) -> Response:
+    """Sends a new link (earlier ones stop working); nothing is sent when already verified."""
+    _send(background, runtime, service.resend_verification(db, runtime, principal.user_id or ""))
+    return Response(status_code=202)
+
+
+@router.post("/login", response_model=LoginOut)
+def login(body: LoginIn, request: Request, response: Response, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
+    result = sessions.login(db, runtime, body.email, body.password, _user_agent(request), client_ip(request))
+    assert result.refresh_token is not None
+    _set_refresh_cookie(response, runtime, result.refresh_token)
+    return _login_out(result)
+
+
+@router.post("/refresh", response_model=TokenOut)
+def refresh(response: Response, db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) -> TokenOut:
+    result = sessions.refresh(db, runtime, cookie)
+    assert result.refresh_token is not None
+    _set_refresh_cookie(response, runtime, result.refresh_token)
+    return TokenOut(access_token=result.access_token, expires_in=result.expires_in)
+
+
+@router.post("/logout", status_code=204, response_class=Response)
+def logout(db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) -> Response:
+    sessions.logout(db, runtime, cookie)
+    response = Response(status_code=204)
+    response.delete_cookie(REFRESH_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict",
+                           secure=runtime.settings.cookie_secure)
+    return response
+
+
+@router.post("/forgot-password", status_code=202, response_class=Response)
+def forgot_password(
+    body: ForgotPasswordIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
+) -> Response:
+    _send(background, runtime, service.forgot_password(db, runtime, body.email))
+    return Response(status_code=202)
+
+
+@router.post("/reset-password", status_code=204, response_class=Response)
+def reset_password(body: ResetPasswordIn, db: SessionDep, runtime: RuntimeDep) -> Response:
+    """Bad, used or expired tokens answer 400 VALIDATION_ERROR; every session of the user ends."""
+    service.reset_password(db, runtime, body.token, body.password)
+    return Response(status_code=204)
+
+
+@router.post("/impersonate", response_model=LoginOut)
+def impersonate(body: ImpersonateIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
+    """Invalid, used or expired codes answer 401. No refresh cookie: the token lasts the whole
+    impersonation (``expiresIn``)."""
+    result = sessions.impersonate(db, runtime, body.code, _user_agent(request), client_ip(request))
+    return _login_out(result)
+
+
+@router.post("/impersonation/exit", status_code=204, response_class=Response)
+def exit_impersonation(principal: SignedIn, db: SessionDep, runtime: RuntimeDep) -> Response:
+    """403 FORBIDDEN when the session is not an impersonation."""
+    sessions.exit_impersonation(db, runtime, principal)
+    return Response(status_code=204)
+
+
+@router.get("/me", response_model=MeOut)
+def me(principal: SignedIn, db: SessionDep) -> MeOut:
+    user = service.current_user(db, principal.user_id)
+    impersonation = None
+    if principal.impersonated_by is not None:
+        family = service.current_family(db, principal)
+        impersonation = ImpersonationOut(by=principal.impersonated_by, expires_at=isoformat(family.expires_at))
+    return MeOut(**UserOut.of(user).model_dump(), impersonation=impersonation)
+
+
+@router.post("/change-password", status_code=204, response_class=Response)
+def change_password(body: ChangePasswordIn, principal: SignedIn, db: SessionDep, runtime: RuntimeDep) -> Response:
+    """A wrong current password answers 400 VALIDATION_ERROR (path ``currentPassword``)."""
+    forbid_impersonation(principal, "Changing the password")
+    service.change_password(db, runtime, principal, body.current_password, body.new_password)
+    return Response(status_code=204)
+
+
+@router.get("/sessions", response_model=SessionList)
+def list_sessions(
+    principal: SignedIn,
+    db: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    cursor: Annotated[str | None, Query(max_length=100)] = None,
+) -> SessionList:
+    rows, next_cursor = sessions.list_sessions(db, principal, limit, cursor)
+    return SessionList(items=[SessionOut.of(f, principal.family_id) for f in rows], next_cursor=next_cursor)
+
+
+@router.delete("/sessions/{family_id}", status_code=204, response_class=Response)
+def end_session(family_id: str, principal: SignedIn, db: SessionDep, runtime: RuntimeDep) -> Response:
+    forbid_impersonation(principal, "Ending a session")
+    sessions.end_session(db, runtime, principal, family_id)
+    return Response(status_code=204)
