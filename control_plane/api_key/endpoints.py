@@ -1,3 +1,51 @@
-from fastapi import APIRouter
+"""API keys (spec 4.10): managed only from a signed-in session, never by a key."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, forbid_impersonation, revoke_key
+from control_plane.api_key import service
+from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
+from control_plane.deps import RuntimeDep, SessionDep
+from control_plane.org.wire import DEFAULT_LIMIT, MAX_LIMIT
+
+router = APIRouter(tags=["api keys"])
+
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
+Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
+
+
+@router.get("/projects/{project_id}/api-keys", summary="List the project's API keys")
+def list_keys(
+    access: ProjectMemberSignedIn, db: SessionDep, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ApiKeyList:
+    items, next_cursor = service.list_keys(db, access.project_id, limit=limit, cursor=cursor)
+    return ApiKeyList(items=[ApiKeyOut.model_validate(k) for k in items], next_cursor=next_cursor)
+
+
+@router.post("/projects/{project_id}/api-keys", status_code=201, summary="Create an API key")
+def create_key(body: ApiKeyIn, access: ProjectAdminSignedIn, db: SessionDep) -> ApiKeyCreated:
+    forbid_impersonation(access.principal, "Creating an API key")
+    assert access.principal.user_id is not None
+    spec = service.NewKey(
+        type=body.type,
+        name=body.name,
+        access=body.access,
+        index_id=body.index_id,
+        allowed_origins=body.allowed_origins,
+        expires_at=body.expires_at,
+    )
+    key, raw = service.create_key(db, access.project_id, access.principal.user_id, spec)
+    return ApiKeyCreated(**dict(ApiKeyOut.model_validate(key)), key=raw)
+
+
+@router.delete(
+    "/projects/{project_id}/api-keys/{key_id}", status_code=204, response_class=Response, summary="Revoke an API key"
+)
+def delete_key(key_id: str, access: ProjectAdminSignedIn, db: SessionDep, runtime: RuntimeDep) -> Response:
+    key = service.revoke_key(db, access.project_id, key_id)
+    revoke_key(runtime, key.id)
+    return Response(status_code=204)

@@ -1,3 +1,36 @@
-from fastapi import APIRouter
+"""Projects (spec 4.11, CONTRACT §2)."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from control_plane.access import OrgAdmin, OrgMember, ProjectRead
+from control_plane.deps import SessionDep
+from control_plane.org.wire import DEFAULT_LIMIT, MAX_LIMIT
+from control_plane.project import service
+from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut
+
+router = APIRouter(tags=["projects"])
+
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
+Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
+
+
+@router.get("/orgs/{org_id}/projects", summary="List the organization's projects")
+def list_projects(
+    access: OrgMember, db: SessionDep, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ProjectList:
+    items, next_cursor = service.list_projects(db, access.org_id, limit=limit, cursor=cursor)
+    return ProjectList(items=[ProjectOut.model_validate(p) for p in items], next_cursor=next_cursor)
+
+
+@router.post("/orgs/{org_id}/projects", status_code=201, summary="Create a project")
+def create_project(body: ProjectIn, access: OrgAdmin, db: SessionDep) -> ProjectOut:
+    return ProjectOut.model_validate(service.create_project(db, access.org_id, body.name))
+
+
+@router.get("/projects/{project_id}", summary="Get a project")
+def get_project(access: ProjectRead, db: SessionDep) -> ProjectOut:
+    return ProjectOut.model_validate(service.get_project(db, access.org_id, access.project_id))

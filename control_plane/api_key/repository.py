@@ -1,0 +1,46 @@
+"""Queries over API keys; every one filters by the caller's project."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from control_plane.api_key.models import ApiKey
+from control_plane.org.wire import AnyRow, keyset_page
+
+
+def list_keys(db: Session, project_id: str, *, limit: int, cursor: str | None) -> tuple[Sequence[AnyRow], str | None]:
+    stmt = select(ApiKey).where(ApiKey.project_id == project_id, ApiKey.revoked_at.is_(None))
+    return keyset_page(
+        db, stmt, ApiKey.created_at, ApiKey.id, limit=limit, cursor=cursor,
+        key=lambda row: (row[0].created_at, row[0].id),
+    )
+
+
+def get_live_key(db: Session, project_id: str, key_id: str) -> ApiKey | None:
+    return db.scalar(
+        select(ApiKey).where(ApiKey.id == key_id, ApiKey.project_id == project_id, ApiKey.revoked_at.is_(None))
+    )
+
+
+def count_live_keys(db: Session, project_id: str) -> int:
+    stmt = select(func.count()).select_from(ApiKey).where(ApiKey.project_id == project_id, ApiKey.revoked_at.is_(None))
+    return int(db.scalar(stmt) or 0)
+
+
+def index_in_project(db: Session, project_id: str, index_id: str) -> bool | None:
+    """Whether the index exists in the project; None while the index domain isn't installed."""
+    try:
+        module = importlib.import_module("control_plane.index.models")
+    except ImportError:
+        return None
+    index_model = getattr(module, "Index", None)
+    if index_model is None:
+        return None
+    stmt = select(index_model.id).where(index_model.id == index_id, index_model.project_id == project_id)
+    if hasattr(index_model, "deleted_at"):
+        stmt = stmt.where(index_model.deleted_at.is_(None))
+    return db.scalar(stmt) is not None

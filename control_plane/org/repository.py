@@ -1,0 +1,70 @@
+"""Queries over organizations and memberships; every one is scoped to an organization or a user."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from control_plane.auth.models import User
+from control_plane.org.models import Membership, Organization
+from control_plane.org.wire import AnyRow, keyset_page
+
+
+def list_user_orgs(
+    db: Session, user_id: str, *, limit: int, cursor: str | None
+) -> tuple[Sequence[AnyRow], str | None]:
+    stmt = (
+        select(Organization, Membership.role)
+        .join(Membership, Membership.org_id == Organization.id)
+        .where(Membership.user_id == user_id)
+    )
+    return keyset_page(
+        db, stmt, Organization.created_at, Organization.id, limit=limit, cursor=cursor,
+        key=lambda row: (row[0].created_at, row[0].id),
+    )
+
+
+def get_org(db: Session, org_id: str) -> Organization | None:
+    return db.get(Organization, org_id)
+
+
+def get_membership(db: Session, org_id: str, user_id: str) -> Membership | None:
+    return db.get(Membership, (org_id, user_id))
+
+
+def get_member_row(db: Session, org_id: str, user_id: str) -> AnyRow | None:
+    return db.execute(
+        select(Membership, User)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.org_id == org_id, Membership.user_id == user_id)
+    ).first()
+
+
+def list_members(
+    db: Session, org_id: str, *, limit: int, cursor: str | None
+) -> tuple[Sequence[AnyRow], str | None]:
+    stmt = select(Membership, User).join(User, User.id == Membership.user_id).where(Membership.org_id == org_id)
+    return keyset_page(
+        db, stmt, Membership.created_at, Membership.user_id, limit=limit, cursor=cursor,
+        key=lambda row: (row[0].created_at, row[0].user_id),
+    )
+
+
+def count_owners(db: Session, org_id: str) -> int:
+    return int(
+        db.scalar(
+            select(func.count()).select_from(Membership).where(Membership.org_id == org_id, Membership.role == "owner")
+        )
+        or 0
+    )
+
+
+def find_user_by_email(db: Session, email: str) -> User | None:
+    return db.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
+
+
+def all_orgs(db: Session) -> Sequence[Organization]:
+    """Every organization (operator CLI only)."""
+    return db.scalars(select(Organization).order_by(Organization.created_at, Organization.id)).all()

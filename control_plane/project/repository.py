@@ -1,0 +1,36 @@
+"""Queries over projects; every one is scoped to an organization."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from control_plane.org.wire import AnyRow, keyset_page
+from control_plane.project.models import Project
+
+
+def list_projects(
+    db: Session, org_id: str, *, limit: int, cursor: str | None
+) -> tuple[Sequence[AnyRow], str | None]:
+    stmt = select(Project).where(Project.org_id == org_id)
+    return keyset_page(
+        db, stmt, Project.created_at, Project.id, limit=limit, cursor=cursor,
+        key=lambda row: (row[0].created_at, row[0].id),
+    )
+
+
+def get_project(db: Session, org_id: str, project_id: str) -> Project | None:
+    return db.scalar(select(Project).where(Project.id == project_id, Project.org_id == org_id))
+
+
+def name_taken(db: Session, org_id: str, name: str) -> bool:
+    return (
+        db.scalar(select(func.count()).select_from(Project).where(Project.org_id == org_id, Project.name == name))
+        or 0
+    ) > 0
+
+
+def projects_of(db: Session, org_id: str) -> Sequence[Project]:
+    return db.scalars(select(Project).where(Project.org_id == org_id).order_by(Project.created_at, Project.id)).all()
