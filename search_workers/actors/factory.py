@@ -1,0 +1,86 @@
+"""The one factory for shard actors.
+
+A shard actor is :class:`~search_workers.replica.ShardReplica` made remote here - the same class
+the in-process host uses.  Options:
+
+* named ``shard:<index_id>:g<generation>:s<shard>:r<replica>`` in namespace ``shopsearch`` with
+  ``get_if_exists=True``, so every API process / task runner that opens an index gets the same
+  actors, and a host can find the actors of an index it never opened (``list_named_actors``);
+* ``num_cpus=0``: an actor is mostly idle memory, so any number fit on a small node (memory, not
+  CPU, is the limit - roughly the engine's in-memory size plus ~100 MB per worker process);
+* ``max_restarts=-1``: Ray restarts a dead actor forever; the constructor re-opens the replica's
+  files, or starts empty (``applied_seq == 0``) when they are gone, and the control plane re-feeds
+  it from the database.  ``max_task_retries=0``: calls are retried (and failed over to another
+  replica) by the host, which bounds how long a caller waits for a restarting actor;
+* ``max_concurrency=4`` (a threaded actor): liveness probes and reads are not queued behind a long
+  apply; the engine serialises apply and search itself;
+* placement: soft node affinity to the node chosen by the host (replicas of one shard on
+  different nodes, shards round-robin over the alive nodes); "soft" lets Ray restart the actor
+  on another node when its node is gone - where it starts empty and is rebuilt;
+* ``lifetime="detached"`` when joining a shared cluster (the actors outlive the process that made
+  them; ``RayHost.drop``/``drop_index`` kill them), owned by the driver for a local Ray.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from search_workers.replica import ShardReplica
+
+NAMESPACE = "shopsearch"
+NAME_PREFIX = "shard:"
+
+
+def actor_name(index_id: str, generation: int, shard_no: int, replica_no: int) -> str:
+    return f"{NAME_PREFIX}{index_id}:g{generation}:s{shard_no}:r{replica_no}"
+
+
+def parse_actor_name(name: str) -> tuple[str, int, int, int] | None:
+    """Inverse of :func:`actor_name` (``None`` for other names)."""
+    if not name.startswith(NAME_PREFIX):
+        return None
+    parts = name[len(NAME_PREFIX):].split(":")
+    if len(parts) != 4 or parts[1][:1] != "g" or parts[2][:1] != "s" or parts[3][:1] != "r":
+        return None
+    try:
+        return parts[0], int(parts[1][1:]), int(parts[2][1:]), int(parts[3][1:])
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _remote_class() -> Any:
+    return ray.remote(ShardReplica)
+
+
+def shard_actor(
+    index_id: str,
+    generation: int,
+    shard_no: int,
+    replica_no: int,
+    *,
+    path: str,
+    mapping: dict,
+    language: str,
+    node_id: str | None = None,
+    namespace: str = NAMESPACE,
+    detached: bool = True,
+) -> Any:
+    """Create (or get, if it already exists) the actor of one shard replica.  Blocking GCS call."""
+    options: dict[str, Any] = {
+        "name": actor_name(index_id, generation, shard_no, replica_no),
+        "namespace": namespace,
+        "get_if_exists": True,
+        "num_cpus": 0,
+        "max_restarts": -1,
+        "max_task_retries": 0,
+        "max_concurrency": 4,
+        "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=True) if node_id else "SPREAD",
+    }
+    if detached:
+        options["lifetime"] = "detached"
+    return _remote_class().options(**options).remote(path, mapping, language)

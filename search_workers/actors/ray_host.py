@@ -1,0 +1,232 @@
+"""Shard host on a Ray cluster: one named actor per shard replica (see :mod:`.factory`).
+
+* Calls are ``await handle.method.remote(...)`` (ObjectRefs are awaitable) under
+  ``asyncio.wait_for``; fan-out is ``asyncio.gather``; nothing blocks the event loop on
+  ``ray.get``; the few blocking GCS calls (create/get actors, list nodes) run in a thread.
+* Placement: at ``open`` the host lists the alive nodes (leaving out CPU-less nodes such as a
+  KubeRay head started with ``num-cpus: 0`` when there are others), rotates the list by a hash of
+  the index id, and puts replica ``r`` of shard ``s`` on node ``(s * replicas + r) % nodes`` with
+  soft node affinity: the replicas of a shard are on different nodes whenever
+  ``replicas <= nodes``, and the shards of an index spread over all nodes.
+* A dead actor (killed, crashed, its node lost) is restarted by Ray; calls to it fail with
+  ``RayActorError`` meanwhile, which the host treats as "unavailable": a search fails over to
+  another replica of the shard, or retries for up to ``retry_timeout`` seconds.  The restarted
+  actor re-opens its files or starts empty (``applied_seq == 0``); see :mod:`search_workers.host`
+  for how the control plane re-feeds it.
+* A host that did not open a generation itself (another API process did) finds its actors by
+  name (``list_named_actors``) on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray import exceptions as rex
+
+from search_workers.engine import ShardEngine
+from search_workers.host import BaseHost, ShardNotOpen, ShardSpec, check_index_id, replica_dir_name
+from search_workers.routing import shard_hash
+
+from .factory import NAMESPACE, actor_name, parse_actor_name, shard_actor
+
+log = logging.getLogger(__name__)
+
+_UNAVAILABLE = (
+    rex.RayActorError,  # ActorDiedError, ActorUnavailableError (restarting)
+    rex.GetTimeoutError,
+    rex.WorkerCrashedError,
+    rex.NodeDiedError,
+    rex.ObjectLostError,
+    rex.RaySystemError,
+    asyncio.TimeoutError,
+    TimeoutError,
+)
+
+
+class RayHost(BaseHost):
+    #: how long ``open`` waits for new actors to start (worker processes take a while on small nodes)
+    open_timeout: float = 120.0
+
+    def __init__(self, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE, detached: bool = True,
+                 owns_ray: bool = False) -> None:
+        super().__init__()
+        self.shards_dir = Path(shards_dir).resolve()
+        self.namespace = namespace
+        self.detached = detached
+        self._owns_ray = owns_ray
+        # (index_id, generation) -> handles[shard][replica]
+        self._handles: dict[tuple[str, int], list[list[Any]]] = {}
+        self._open_lock = asyncio.Lock()
+
+    @classmethod
+    def connect(cls, address: str, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE) -> RayHost:
+        """``"local"``: start a Ray instance here (actors owned by this process); anything else
+        (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``): join that cluster (detached actors)."""
+        os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        if address == "local":
+            if not ray.is_initialized():
+                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace,
+                         log_to_driver=False)
+            return cls(shards_dir, namespace=namespace, detached=False, owns_ray=True)
+        if not ray.is_initialized():
+            ray.init(address=address, namespace=namespace, log_to_driver=False)
+        return cls(shards_dir, namespace=namespace, detached=True, owns_ray=False)
+
+    # -- primitives ----------------------------------------------------------------------
+    def _unavailable(self, exc: BaseException) -> bool:
+        return isinstance(exc, _UNAVAILABLE)
+
+    async def _generation(self, index_id: str, generation: int) -> list[list[Any]]:
+        handles = self._handles.get((index_id, generation))
+        if handles is None:
+            handles = await asyncio.to_thread(self._discover, index_id, generation)
+            if not handles:
+                raise ShardNotOpen(f"{index_id}/g{generation} has no shard actors")
+            self._handles[(index_id, generation)] = handles
+        return handles
+
+    def _named(self, index_id: str, generation: int | None = None) -> list[tuple[int, int, int, str]]:
+        out = []
+        for entry in ray.util.list_named_actors(all_namespaces=True):
+            if entry.get("namespace") != self.namespace:
+                continue
+            parsed = parse_actor_name(entry["name"])
+            if parsed and parsed[0] == index_id and (generation is None or parsed[1] == generation):
+                out.append((parsed[1], parsed[2], parsed[3], entry["name"]))
+        return out
+
+    def _discover(self, index_id: str, generation: int) -> list[list[Any]]:
+        named = self._named(index_id, generation)
+        if not named:
+            return []
+        shards = max(s for _, s, _, _ in named) + 1
+        replicas = max(r for _, _, r, _ in named) + 1
+        return [[ray.get_actor(actor_name(index_id, generation, s, r), namespace=self.namespace)
+                 for r in range(replicas)] for s in range(shards)]
+
+    async def _layout(self, index_id: str, generation: int) -> tuple[int, int]:
+        handles = await self._generation(index_id, generation)
+        return len(handles), len(handles[0])
+
+    async def _call(self, index_id: str, generation: int, shard_no: int, replica_no: int, method: str,
+                    *args: Any, timeout: float) -> Any:
+        handle = (await self._generation(index_id, generation))[shard_no][replica_no]
+        ref = getattr(handle, method).remote(*args)
+        try:
+            return await asyncio.wait_for(_awaitable(ref), timeout)
+        except rex.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, BaseException):
+                raise cause from None  # EngineError & co. reach the caller as themselves
+            raise
+
+    # -- placement -----------------------------------------------------------------------
+    @staticmethod
+    def _alive_nodes() -> list[str]:
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        with_cpu = [n for n in nodes if float((n.get("Resources") or {}).get("CPU", 0)) > 0]
+        return sorted(n["NodeID"] for n in (with_cpu or nodes))
+
+    @staticmethod
+    def placement(index_id: str, shards: int, replicas: int, nodes: list[str]) -> dict[tuple[int, int], str | None]:
+        """Node per ``(shard, replica)``: replicas of a shard on different nodes, shards round-robin."""
+        if not nodes:
+            return {(s, r): None for s in range(shards) for r in range(replicas)}
+        off = shard_hash(index_id) % len(nodes)
+        return {(s, r): nodes[(off + s * replicas + r) % len(nodes)] for s in range(shards) for r in range(replicas)}
+
+    # -- interface -----------------------------------------------------------------------
+    async def open(self, spec: ShardSpec) -> None:
+        """Create (or get) every replica actor of the generation and wait until each serves ``spec``'s
+        mapping.  Idempotent; also the way to change the mapping of live replicas in place."""
+        ShardEngine.validate_mapping(spec.mapping, spec.language)
+        async with self._open_lock:
+            nodes = await asyncio.to_thread(self._alive_nodes)
+            where = self.placement(spec.index_id, spec.shards, spec.replicas, nodes)
+
+            def create() -> list[list[Any]]:
+                return [[shard_actor(
+                    spec.index_id, spec.generation, s, r,
+                    path=str(self.shards_dir / spec.index_id / replica_dir_name(spec.generation, s, r)),
+                    mapping=spec.mapping, language=spec.language, node_id=where[(s, r)],
+                    namespace=self.namespace, detached=self.detached,
+                ) for r in range(spec.replicas)] for s in range(spec.shards)]
+
+            handles = await asyncio.to_thread(create)
+            self._handles[(spec.index_id, spec.generation)] = handles
+        await asyncio.gather(*(
+            self._call_retrying(spec.index_id, spec.generation, s, r, "ensure", spec.mapping, spec.language,
+                                timeout=self.open_timeout, retry_timeout=self.open_timeout)
+            for s in range(spec.shards) for r in range(spec.replicas)
+        ))
+
+    async def replica_info(self, index_id: str, generation: int) -> dict[int, list[dict]]:
+        """``{shard: [info per replica]}`` (node id, pid, applied seq, doc count) - for status pages and tests."""
+        handles = await self._generation(index_id, generation)
+        infos = await asyncio.gather(*(
+            self._call_retrying(index_id, generation, s, r, "info", timeout=self.read_timeout)
+            for s in range(len(handles)) for r in range(len(handles[0]))
+        ))
+        n = len(handles[0])
+        return {s: list(infos[s * n:(s + 1) * n]) for s in range(len(handles))}
+
+    async def actor(self, index_id: str, generation: int, shard_no: int, replica_no: int) -> Any:
+        """The actor handle of one replica (for operators and tests)."""
+        return (await self._generation(index_id, generation))[shard_no][replica_no]
+
+    async def _destroy(self, handles: list[Any]) -> None:
+        async def one(h: Any) -> None:
+            try:
+                await asyncio.wait_for(_awaitable(h.destroy.remote()), 30)
+            except Exception as exc:  # dead actor: its files go with its node (or stay as garbage)
+                log.warning("could not delete shard files of %s: %r", h, exc)
+            try:
+                await asyncio.to_thread(ray.kill, h, no_restart=True)
+            except Exception as exc:  # pragma: no cover - already gone
+                log.debug("kill failed: %r", exc)
+
+        await asyncio.gather(*(one(h) for h in handles))
+
+    async def drop(self, index_id: str, generation: int) -> None:
+        """Delete the generation's files (each actor removes its own) and kill its actors."""
+        check_index_id(index_id)
+        async with self._open_lock:
+            self._handles.pop((index_id, generation), None)
+            handles = await asyncio.to_thread(self._discover, index_id, generation)
+            await self._destroy([h for row in handles for h in row])
+            self._forget(index_id, generation)
+
+    async def drop_index(self, index_id: str) -> None:
+        check_index_id(index_id)
+        async with self._open_lock:
+            for key in [k for k in self._handles if k[0] == index_id]:
+                del self._handles[key]
+
+            def find() -> list[Any]:
+                return [ray.get_actor(name, namespace=self.namespace) for _, _, _, name in self._named(index_id)]
+
+            await self._destroy(await asyncio.to_thread(find))
+            self._forget(index_id)
+
+    async def healthy(self) -> bool:
+        if not ray.is_initialized():
+            return False
+        try:
+            return bool(await asyncio.wait_for(asyncio.to_thread(self._alive_nodes), 5))
+        except Exception:
+            return False
+
+    async def close(self) -> None:
+        self._handles.clear()
+        if self._owns_ray and ray.is_initialized():
+            await asyncio.to_thread(ray.shutdown)
+
+
+async def _awaitable(ref: Any) -> Any:
+    return await ref

@@ -1,0 +1,327 @@
+"""Shard hosts: where the shard replicas of every index live, behind one async interface.
+
+* :class:`~search_workers.local.LocalHost` - engines in the API process (the embedded default).
+* :class:`~search_workers.actors.ray_host.RayHost` - one named Ray actor per shard replica.
+
+:func:`make_host` picks one from the settings (``SHOPSEARCH_RAY_ADDRESS``).  Both share
+:class:`BaseHost`, which holds everything that is not about *where* a replica runs: writes to every
+replica of a shard, the query fan-out to one replica of every shard with fail-over, the merge
+(:mod:`search_workers.merge`) and the catch-up bookkeeping.
+
+Sequences, restarts and re-feeding (contract with the control plane)
+====================================================================
+Each replica persists ``applied_seq`` (the index sequence of the last change it applied) with its
+files.  A replica whose files are gone (new node, lost disk, actor restarted elsewhere) starts
+empty with ``applied_seq == 0``.  The host never reads the database; the control plane brings
+replicas up to date:
+
+* ``await host.missing(index_id, generation, target_seq)`` -> ``[(shard_no, from_seq), ...]``:
+  every shard that has a replica behind ``target_seq`` (the index's current sequence) with the
+  lowest applied seq among its replicas.  For each, feed the shard's changes with
+  ``seq > from_seq`` from the database (current documents as upserts, plus deletes for tombstones
+  newer than ``from_seq`` when ``from_seq > 0``), in seq order, through :meth:`BaseHost.apply`.
+  Replicas that are already further skip what they have (``apply`` is idempotent by seq).
+* Normal task processing passes ``after_seq`` (the index sequence the previous task ended at) to
+  :meth:`BaseHost.apply`: a replica behind ``after_seq`` then refuses the batch instead of
+  jumping over the changes it never saw, and reports its lower seq; the task runner sees
+  ``min(result) < target`` and re-feeds it as above.
+* :meth:`BaseHost.applied_seqs` reports ``-1`` for a replica that stayed unreachable.
+
+Search prefers up-to-date replicas: every shard answer carries the replica's ``appliedSeq``; the
+host remembers the highest seq seen per shard (from applies and answers) and skips a replica that
+is behind it when another replica of that shard is current.  When none is, the stale answer is
+used and the merged answer says ``"partial": true``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from search_workers.merge import merge_answers, shard_query
+from search_workers.routing import shard_for
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ShardSpec",
+    "ShardHost",
+    "BaseHost",
+    "HostError",
+    "ShardNotOpen",
+    "ShardUnavailable",
+    "make_host",
+    "replica_dir_name",
+]
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    index_id: str
+    generation: int
+    shards: int
+    replicas: int
+    mapping: dict
+    language: str = "en"
+
+    def __post_init__(self) -> None:
+        check_index_id(self.index_id)
+        if self.shards < 1 or self.replicas < 1 or self.generation < 0:
+            raise ValueError("shards and replicas must be >= 1 and generation >= 0")
+
+
+class HostError(Exception):
+    """A failure of the shard host itself (not of the query); ``code`` maps to an API error code."""
+
+    code = "UNAVAILABLE"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ShardNotOpen(HostError):
+    """The generation was never opened on this host (call ``open(spec)`` first)."""
+
+    code = "SHARD_NOT_OPEN"
+
+
+class ShardUnavailable(HostError):
+    """No replica of a shard answered within the retry window."""
+
+    code = "UNAVAILABLE"
+
+
+@runtime_checkable
+class ShardHost(Protocol):
+    async def open(self, spec: ShardSpec) -> None: ...
+    async def applied_seqs(self, index_id: str, generation: int) -> dict[int, list[int]]: ...
+    async def missing(self, index_id: str, generation: int, target_seq: int) -> list[tuple[int, int]]: ...
+    async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
+                    after_seq: int | None = None) -> list[int]: ...
+    async def search(self, index_id: str, generation: int, query: dict) -> dict: ...
+    async def get(self, index_id: str, generation: int, doc_id: str) -> dict | None: ...
+    async def drop(self, index_id: str, generation: int) -> None: ...
+    async def drop_index(self, index_id: str) -> None: ...
+    async def healthy(self) -> bool: ...
+    async def close(self) -> None: ...
+
+
+def check_index_id(index_id: str) -> None:
+    if not index_id or "/" in index_id or "\\" in index_id or ":" in index_id or index_id in (".", ".."):
+        raise ValueError(f"invalid index id {index_id!r}")
+
+
+def replica_dir_name(generation: int, shard_no: int, replica_no: int) -> str:
+    """``g<generation>/s<shard>r<replica>`` (below ``<shards dir>/<index_id>``)."""
+    return f"g{generation}/s{shard_no}r{replica_no}"
+
+
+class BaseHost:
+    """Fan-out, fail-over and merge on top of four primitives a concrete host provides."""
+
+    #: how long a shard may stay without any answering replica before a call fails
+    retry_timeout: float = 15.0
+    #: per-call timeouts (a hung replica counts as unavailable)
+    read_timeout: float = 10.0
+    write_timeout: float = 300.0
+
+    def __init__(self) -> None:
+        self._rr = itertools.count()
+        self._seen: dict[tuple[str, int, int], int] = {}
+        self._apply_locks: dict[tuple[str, int, int], asyncio.Lock] = {}
+
+    # -- primitives ----------------------------------------------------------------------
+    async def _layout(self, index_id: str, generation: int) -> tuple[int, int]:
+        """``(shards, replicas)`` of an opened generation, or :class:`ShardNotOpen`."""
+        raise NotImplementedError
+
+    async def _call(self, index_id: str, generation: int, shard_no: int, replica_no: int, method: str,
+                    *args: Any, timeout: float) -> Any:
+        """Run ``ShardReplica.<method>(*args)`` on one replica."""
+        raise NotImplementedError
+
+    def _unavailable(self, exc: BaseException) -> bool:
+        """Whether ``exc`` from :meth:`_call` means "this replica is down, try another"."""
+        return isinstance(exc, asyncio.TimeoutError | TimeoutError)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _note_seq(self, index_id: str, generation: int, shard_no: int, seq: int) -> None:
+        key = (index_id, generation, shard_no)
+        if seq > self._seen.get(key, 0):
+            self._seen[key] = seq
+
+    def _forget(self, index_id: str, generation: int | None = None) -> None:
+        for d in (self._seen, self._apply_locks):
+            for k in [k for k in d if k[0] == index_id and (generation is None or k[1] == generation)]:
+                del d[k]
+
+    async def _call_retrying(self, index_id: str, generation: int, shard_no: int, replica_no: int,
+                             method: str, *args: Any, timeout: float, retry_timeout: float | None = None) -> Any:
+        """One replica, retried while it is unavailable (e.g. restarting) up to ``retry_timeout``."""
+        deadline = time.monotonic() + (self.retry_timeout if retry_timeout is None else retry_timeout)
+        delay = 0.05
+        while True:
+            try:
+                return await self._call(index_id, generation, shard_no, replica_no, method, *args, timeout=timeout)
+            except Exception as exc:
+                if not self._unavailable(exc) or time.monotonic() + delay > deadline:
+                    raise
+                log.info("replica %s/g%s/s%sr%s unavailable (%s); retrying", index_id, generation, shard_no,
+                         replica_no, type(exc).__name__)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    async def _read_shard(self, index_id: str, generation: int, shard_no: int, replicas: int, method: str,
+                          *args: Any, seq_of=None) -> tuple[Any, bool]:
+        """Call ``method`` on one replica of a shard, round-robin, failing over to the others.
+
+        ``seq_of(result)`` gives the replica's applied seq for a result (answers of replicas behind the
+        shard's known seq are only used when no current replica answers).  Returns
+        ``(result, stale)``.
+        """
+        start = next(self._rr)
+        deadline = time.monotonic() + self.retry_timeout
+        delay = 0.05
+        known = self._seen.get((index_id, generation, shard_no), 0)
+        last_exc: BaseException | None = None
+        while True:
+            stale: tuple[int, Any] | None = None
+            for i in range(replicas):
+                r = (start + i) % replicas
+                try:
+                    res = await self._call(index_id, generation, shard_no, r, method, *args, timeout=self.read_timeout)
+                except Exception as exc:
+                    if not self._unavailable(exc):
+                        raise
+                    last_exc = exc
+                    continue
+                if seq_of is None:
+                    return res, False
+                seq = int(seq_of(res))
+                self._note_seq(index_id, generation, shard_no, seq)
+                if seq >= known:
+                    return res, False
+                if stale is None or seq > stale[0]:
+                    stale = (seq, res)
+            if stale is not None:
+                return stale[1], True
+            if time.monotonic() + delay > deadline:
+                raise ShardUnavailable(
+                    f"no replica of shard {shard_no} of {index_id}/g{generation} answered ({last_exc!r})"
+                ) from last_exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def _lock(self, index_id: str, generation: int, shard_no: int) -> asyncio.Lock:
+        key = (index_id, generation, shard_no)
+        lock = self._apply_locks.get(key)
+        if lock is None:
+            lock = self._apply_locks[key] = asyncio.Lock()
+        return lock
+
+    # -- the interface -------------------------------------------------------------------
+    async def applied_seqs(self, index_id: str, generation: int) -> dict[int, list[int]]:
+        """``{shard_no: [applied_seq per replica]}``; ``0`` for a fresh/rebuilt replica, ``-1`` if unreachable."""
+        shards, replicas = await self._layout(index_id, generation)
+
+        async def one(s: int, r: int) -> int:
+            try:
+                seq = int(await self._call_retrying(index_id, generation, s, r, "applied_seq",
+                                                    timeout=self.read_timeout))
+            except Exception as exc:
+                if not self._unavailable(exc):
+                    raise
+                return -1
+            self._note_seq(index_id, generation, s, seq)
+            return seq
+
+        seqs = await asyncio.gather(*(one(s, r) for s in range(shards) for r in range(replicas)))
+        return {s: list(seqs[s * replicas:(s + 1) * replicas]) for s in range(shards)}
+
+    async def missing(self, index_id: str, generation: int, target_seq: int) -> list[tuple[int, int]]:
+        """``[(shard_no, from_seq)]`` for every shard with a replica behind ``target_seq``.
+
+        ``from_seq`` is the lowest applied seq among that shard's replicas (``0`` when one is empty or
+        unreachable): re-feed the shard's changes with ``seq > from_seq``.
+        """
+        out = []
+        for s, seqs in sorted((await self.applied_seqs(index_id, generation)).items()):
+            if min(seqs) < target_seq:
+                out.append((s, max(0, min(seqs))))
+        return out
+
+    async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
+                    after_seq: int | None = None) -> list[int]:
+        """Apply ``changes`` (all for ``shard_no``, in seq order) to every replica of the shard.
+
+        Returns the applied seq per replica (``-1`` for a replica that stayed unreachable; raises
+        :class:`ShardUnavailable` if none was reachable).  Search reflects the changes on return.
+        See the module docstring for ``after_seq``.
+        """
+        shards, replicas = await self._layout(index_id, generation)
+        if not 0 <= shard_no < shards:
+            raise ValueError(f"shard {shard_no} out of range (index has {shards})")
+
+        async def one(r: int) -> int | BaseException:
+            try:
+                return int(await self._call_retrying(index_id, generation, shard_no, r, "apply", changes, after_seq,
+                                                     timeout=self.write_timeout))
+            except Exception as exc:
+                if not self._unavailable(exc):
+                    raise
+                return exc
+
+        async with self._lock(index_id, generation, shard_no):
+            results = await asyncio.gather(*(one(r) for r in range(replicas)))
+        seqs = [r if isinstance(r, int) else -1 for r in results]
+        if all(s < 0 for s in seqs):
+            raise ShardUnavailable(f"no replica of shard {shard_no} of {index_id}/g{generation} is reachable")
+        self._note_seq(index_id, generation, shard_no, max(seqs))
+        return seqs
+
+    async def search(self, index_id: str, generation: int, query: dict) -> dict:
+        """Fan the query out to one replica of every shard and merge (:func:`merge_answers`).
+
+        The answer is the engine's shape (``total, hits, facets, relaxed, droppedWords``) plus
+        ``partial`` (true when some shard only had replicas behind the latest known seq).
+        """
+        shards, replicas = await self._layout(index_id, generation)
+        sq = shard_query(query)
+        results = await asyncio.gather(*(
+            self._read_shard(index_id, generation, s, replicas, "search", sq, seq_of=lambda a: a.get("appliedSeq", 0))
+            for s in range(shards)
+        ))
+        merged = merge_answers(query, [a for a, _ in results])
+        merged["partial"] = any(stale for _, stale in results)
+        return merged
+
+    async def get(self, index_id: str, generation: int, doc_id: str) -> dict | None:
+        """The stored document from the shard that owns ``doc_id``."""
+        shards, replicas = await self._layout(index_id, generation)
+        shard_no = shard_for(doc_id, shards)
+        # with the replica's seq, so a restarted, still empty replica does not answer "not found"
+        pair, _ = await self._read_shard(index_id, generation, shard_no, replicas, "get_with_seq", doc_id,
+                                         seq_of=lambda p: p[1])
+        return pair[0]
+
+
+def make_host(settings: Settings) -> ShardHost:
+    """``ray_address`` unset -> :class:`LocalHost` under ``data_dir/shards``; ``"local"`` -> a local Ray
+    started here; ``"auto"`` / ``"ray://…"`` / ``host:port`` -> join that cluster."""
+    shards_dir = settings.data_dir / "shards"
+    if not settings.ray_address:
+        from search_workers.local import LocalHost
+
+        return LocalHost(shards_dir)
+    from search_workers.actors.ray_host import RayHost
+
+    return RayHost.connect(settings.ray_address, shards_dir)
+

@@ -1,0 +1,113 @@
+"""In-process shard host (the embedded default).
+
+Replicas are :class:`~search_workers.replica.ShardReplica` objects keyed by
+``(index_id, generation, shard, replica)``, with files under
+``<shards_dir>/<index_id>/g<generation>/s<shard>r<replica>``.  Engine calls are blocking and
+CPU-bound, so they run on a dedicated thread pool and the event loop never waits on them; applies to
+one shard are serialised by :class:`~search_workers.host.BaseHost` (an asyncio lock per shard), and
+each engine serialises its own apply/search.
+
+After a process restart nothing is open: the control plane calls ``open(spec)`` for every serving
+generation (it re-opens the files; ``applied_seqs`` tells what is missing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from search_workers.engine import ShardEngine
+from search_workers.host import BaseHost, ShardNotOpen, ShardSpec, check_index_id, replica_dir_name
+from search_workers.replica import ShardReplica
+
+
+class LocalHost(BaseHost):
+    def __init__(self, shards_dir: str | os.PathLike, max_workers: int | None = None) -> None:
+        super().__init__()
+        self.shards_dir = Path(shards_dir)
+        self._specs: dict[tuple[str, int], ShardSpec] = {}
+        self._replicas: dict[tuple[str, int, int, int], ShardReplica] = {}
+        self._open_lock = asyncio.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers or min(8, (os.cpu_count() or 1) + 2),
+                                        thread_name_prefix="shard")
+        self._closed = False
+
+    def replica_path(self, index_id: str, generation: int, shard_no: int, replica_no: int) -> Path:
+        return self.shards_dir / index_id / replica_dir_name(generation, shard_no, replica_no)
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
+
+    # -- primitives ----------------------------------------------------------------------
+    async def _layout(self, index_id: str, generation: int) -> tuple[int, int]:
+        spec = self._specs.get((index_id, generation))
+        if spec is None:
+            raise ShardNotOpen(f"{index_id}/g{generation} is not open on this host")
+        return spec.shards, spec.replicas
+
+    async def _call(self, index_id: str, generation: int, shard_no: int, replica_no: int, method: str,
+                    *args: Any, timeout: float) -> Any:
+        rep = self._replicas.get((index_id, generation, shard_no, replica_no))
+        if rep is None:
+            raise ShardNotOpen(f"{index_id}/g{generation}/s{shard_no}r{replica_no} is not open on this host")
+        # no timeout in-process: the thread can't be interrupted, and there is no other process to fail over to
+        return await self._run(getattr(rep, method), *args)
+
+    # -- interface -----------------------------------------------------------------------
+    async def open(self, spec: ShardSpec) -> None:
+        """Open (creating when missing) every replica of ``spec``'s generation.  Idempotent."""
+        ShardEngine.validate_mapping(spec.mapping, spec.language)
+        async with self._open_lock:
+            old = self._specs.get((spec.index_id, spec.generation))
+            if old is not None and old == spec:
+                return
+            if old is not None:  # same generation re-opened with another layout/mapping: reopen
+                await self._close_generation(spec.index_id, spec.generation)
+            todo = [(s, r) for s in range(spec.shards) for r in range(spec.replicas)]
+            reps = await asyncio.gather(*(
+                self._run(ShardReplica, str(self.replica_path(spec.index_id, spec.generation, s, r)),
+                          spec.mapping, spec.language)
+                for s, r in todo
+            ))
+            for (s, r), rep in zip(todo, reps, strict=True):
+                self._replicas[(spec.index_id, spec.generation, s, r)] = rep
+            self._specs[(spec.index_id, spec.generation)] = spec
+
+    async def _close_generation(self, index_id: str, generation: int, destroy: bool = False) -> None:
+        keys = [k for k in self._replicas if k[0] == index_id and k[1] == generation]
+        reps = [self._replicas.pop(k) for k in keys]
+        self._specs.pop((index_id, generation), None)
+        await asyncio.gather(*(self._run(rep.destroy if destroy else rep.close) for rep in reps))
+
+    async def drop(self, index_id: str, generation: int) -> None:
+        """Close the generation's replicas and delete their files (also when not open here)."""
+        check_index_id(index_id)
+        async with self._open_lock:
+            await self._close_generation(index_id, generation, destroy=True)
+            self._forget(index_id, generation)
+            await self._run(shutil.rmtree, str(self.shards_dir / index_id / f"g{generation}"), True)
+
+    async def drop_index(self, index_id: str) -> None:
+        check_index_id(index_id)
+        async with self._open_lock:
+            for gen in sorted({k[1] for k in self._specs if k[0] == index_id}):
+                await self._close_generation(index_id, gen, destroy=True)
+            self._forget(index_id)
+            await self._run(shutil.rmtree, str(self.shards_dir / index_id), True)
+
+    async def healthy(self) -> bool:
+        return not self._closed
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        async with self._open_lock:
+            for index_id, gen in list(self._specs):
+                await self._close_generation(index_id, gen)
+        self._pool.shutdown(wait=True)

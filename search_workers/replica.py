@@ -1,0 +1,111 @@
+"""One shard replica: a :class:`ShardEngine` on a directory, plus what a host needs around it.
+
+A plain class: :class:`~search_workers.local.LocalHost` holds instances in-process, and
+:func:`search_workers.actors.factory.shard_actor` makes it a Ray actor.  It is what is restarted
+after a failure: the constructor re-opens the files at ``path`` when they are there and starts an
+empty shard (``applied_seq == 0``) when they are not; the control plane then re-feeds it from the
+database (see :meth:`search_workers.host.BaseHost.missing`).
+
+All methods are thread-safe (the engine serialises ``apply`` and ``search`` with its own lock).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from typing import Any
+
+from search_workers.engine import ShardEngine
+
+
+class ShardReplica:
+    def __init__(self, path: str, mapping: dict, language: str = "en") -> None:
+        self.path = os.fspath(path)
+        self.mapping = mapping
+        self.language = language
+        self._lock = threading.Lock()
+        self.engine: ShardEngine | None = ShardEngine(self.path, mapping, language)
+
+    def _engine(self) -> ShardEngine:
+        e = self.engine
+        if e is None:
+            from search_workers.engine import EngineError
+
+            raise EngineError("shard replica was dropped", "SHARD_DROPPED")
+        return e
+
+    def ensure(self, mapping: dict, language: str) -> dict[str, Any]:
+        """Make sure the replica serves ``mapping``/``language`` (re-opening the engine if not); returns :meth:`info`."""
+        with self._lock:
+            if self.engine is None or mapping != self.mapping or language != self.language:
+                if self.engine is not None:
+                    self.engine.close()
+                self.mapping, self.language = mapping, language
+                self.engine = ShardEngine(self.path, mapping, language)
+        return self.info()
+
+    # -- reads ---------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """Liveness probe: where the replica runs and what it holds."""
+        e = self._engine()
+        return {"appliedSeq": e.applied_seq, "docCount": e.doc_count, "nodeId": _node_id(), "pid": os.getpid(),
+                "path": self.path}
+
+    def applied_seq(self) -> int:
+        return self._engine().applied_seq
+
+    def search(self, query: dict) -> dict:
+        """The engine's answer plus ``appliedSeq`` (so a caller can spot a replica that is behind)."""
+        e = self._engine()
+        answer = e.search(query)
+        answer["appliedSeq"] = e.applied_seq
+        return answer
+
+    def get(self, doc_id: str) -> dict | None:
+        return self._engine().get(doc_id)
+
+    def get_with_seq(self, doc_id: str) -> tuple[dict | None, int]:
+        e = self._engine()
+        return e.get(doc_id), e.applied_seq
+
+    # -- writes --------------------------------------------------------------------------
+    def apply(self, changes: list[dict], after_seq: int | None = None) -> int:
+        """Apply ``changes``; returns the applied seq.
+
+        With ``after_seq``, the batch is taken as *every* change of this shard after ``after_seq``;
+        a replica that is behind ``after_seq`` (e.g. restarted empty) does not apply it - that would
+        leave a permanent gap - and just returns its own, lower, applied seq.
+        """
+        e = self._engine()
+        if after_seq is not None and e.applied_seq < after_seq:
+            return e.applied_seq
+        return e.apply(changes)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.engine is not None:
+                self.engine.close()
+                self.engine = None
+
+    def destroy(self) -> None:
+        """Close and delete the replica's files."""
+        self.close()
+        with self._lock:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _node_id() -> str | None:
+    """The Ray node id when running inside a Ray worker, else ``None`` (never initialises Ray)."""
+    import sys
+
+    if "ray" not in sys.modules:
+        return None
+    try:
+        import ray
+
+        if not ray.is_initialized():
+            return None
+        return ray.get_runtime_context().get_node_id()
+    except Exception:  # pragma: no cover - defensive
+        return None
