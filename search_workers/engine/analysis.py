@@ -59,6 +59,8 @@ class TextAnalyzer:
         self._stem = stemmer_for_language(language) if stem else None
         self._norm_cache: dict[str, str] = {}
         self._chunk_cache: dict[str, tuple[str, ...]] = {}
+        self._main_cache: dict[str, str] = {}
+        self._surf_cache: dict[str, tuple[tuple[str, str], ...]] = {}
 
     # -- single terms ---------------------------------------------------------------------
     def normalize(self, word: str) -> str:
@@ -106,6 +108,38 @@ class TextAnalyzer:
             self._chunk_cache.clear()
         self._chunk_cache[chunk] = out
         return out
+
+    def chunk_main(self, chunk: str) -> str:
+        """The one term standing for the whole chunk (proximity): the part, or the compound."""
+        cached = self._main_cache.get(chunk)
+        if cached is not None:
+            return cached
+        parts = PART_RE.findall(chunk.casefold())
+        m = self.normalize("".join(parts)) if parts else ""
+        if len(self._main_cache) > _MAX_CACHE:
+            self._main_cache.clear()
+        self._main_cache[chunk] = m
+        return m
+
+    def chunk_surfaces(self, chunk: str) -> tuple[tuple[str, str], ...]:
+        """(surface, term) for the chunk's alphabetic words whose term differs from the folded
+        surface form ("memory" -> "memori"): lets typo matching compare unstemmed words."""
+        cached = self._surf_cache.get(chunk)
+        if cached is not None:
+            return cached
+        out = []
+        for p in PART_RE.findall(chunk.casefold()):
+            for a in ATOM_RE.findall(p):
+                if a.isalpha() and len(a) >= 3:
+                    n = self.normalize(a)
+                    f = fold(a)
+                    if n != f:
+                        out.append((f, n))
+        res = tuple(out)
+        if len(self._surf_cache) > _MAX_CACHE:
+            self._surf_cache.clear()
+        self._surf_cache[chunk] = res
+        return res
 
     # -- documents ------------------------------------------------------------------------
     def index_terms(self, text: str) -> list[str]:

@@ -53,7 +53,10 @@ from .errors import EngineError, MappingError
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
 from .query import (
+    PROXIMITY_BONUS,
+    PROXIMITY_WINDOW,
     SAME_FIELD_BONUS,
+    proximity_bonus,
     and_masks,
     build_clauses,
     compile_filters,
@@ -334,6 +337,15 @@ class ShardEngine:
                     allhit = and_masks(n, hits)  # type: ignore[arg-type]
                     np.maximum(best, allhit * np.float32(float(fc.get("weight", 1)) / wmax), out=best)
                 score *= 1.0 + SAME_FIELD_BONUS * best
+                # proximity on a fixed-size window of the best candidates
+                pc = np.flatnonzero(match & base)
+                if len(pc) > PROXIMITY_WINDOW:
+                    ps = score[pc]
+                    kth = np.partition(ps, len(ps) - PROXIMITY_WINDOW)[len(ps) - PROXIMITY_WINDOW]
+                    pc = pc[ps >= kth]
+                prox = proximity_bonus(mem, q, pc, fields_cfg)
+                if prox is not None:
+                    score[pc] *= 1.0 + PROXIMITY_BONUS * prox
         else:
             match = np.ones(n, dtype=bool)
             score = np.ones(n, dtype=np.float32)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .analysis import TextAnalyzer
+from .analysis import CHUNK_RE, TextAnalyzer
 from .mapping import FieldSpec
 
 
@@ -67,6 +67,7 @@ class Postings:
         return len(self.docs) + (len(self.pd) if self.pd is not None else 0)
 
 
+POSITIONS = 24
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_F32 = np.zeros(0, dtype=np.float32)
 
@@ -172,6 +173,9 @@ class MemIndex:
         self.postings: dict[str, dict[str, Postings]] = {f: {} for f in self.searchable}
         self.lengths: dict[str, np.ndarray] = {f: np.zeros(0, np.float32) for f in self.searchable}
         self.sum_len: dict[str, float] = {f: 0.0 for f in self.searchable}
+        # proximity: ids of the first POSITIONS chunk terms of each searchable field
+        self.pos: dict[str, np.ndarray] = {f: np.zeros((0, POSITIONS), np.int32) for f in self.searchable}
+        self.chunk_ids: dict[str, int] = {}
         self.kw_vals: dict[str, list[str]] = {f: [] for f in self.kw_fields}
         self.kw_ord: dict[str, dict[str, int]] = {f: {} for f in self.kw_fields}
         self.kw_first: dict[str, np.ndarray] = {f: np.zeros(0, np.int32) for f in self.kw_fields}
@@ -185,6 +189,8 @@ class MemIndex:
         self.term_df: dict[str, int] = {}
         self.sorted_terms: list[str] = []
         self.del_index: dict[str, list[str]] = {}
+        self.surfaces: dict[str, str] = {}  # unstemmed word -> its term (typo matching)
+        self._seen_chunks: set[str] = set()
         self._touched: set[tuple[str, str]] = set()
         self.version = 0  # bumped on every change (query caches)
 
@@ -204,6 +210,10 @@ class MemIndex:
         self.live = g(self.live, False)
         for f in self.searchable:
             self.lengths[f] = g(self.lengths[f], 0)
+            old = self.pos[f]
+            newp = np.full((cap, POSITIONS), -1, dtype=np.int32)
+            newp[: len(old)] = old
+            self.pos[f] = newp
         for f in self.kw_fields:
             self.kw_first[f] = g(self.kw_first[f], -1)
         for f in self.num_fields:
@@ -243,11 +253,31 @@ class MemIndex:
         self.live[slot] = True
         an = self.analyzer
         touched = self._touched
+        seen = self._seen_chunks
         for f in self.searchable:
             value = doc.get(f)
             if value is None:
                 continue
-            terms = an.index_terms(text_of(value))
+            terms = []
+            chunks = CHUNK_RE.findall(text_of(value))
+            if chunks:
+                cids = self.chunk_ids
+                row = []
+                for chunk in chunks[:POSITIONS]:
+                    m = an.chunk_main(chunk)
+                    cid = cids.get(m)
+                    if cid is None:
+                        cid = cids[m] = len(cids)
+                    row.append(cid)
+                self.pos[f][slot, : len(row)] = row
+            for chunk in chunks:
+                terms.extend(an.chunk_terms(chunk))
+                if chunk not in seen:
+                    seen.add(chunk)
+                    for surf, term in an.chunk_surfaces(chunk):
+                        if surf not in self.surfaces:
+                            self.surfaces[surf] = term
+                            self._index_deletes(surf)
             if not terms:
                 continue
             self.lengths[f][slot] = len(terms)
@@ -295,6 +325,9 @@ class MemIndex:
     def _new_term(self, term: str) -> None:
         self.term_df[term] = 0
         bisect.insort(self.sorted_terms, term)
+        self._index_deletes(term)
+
+    def _index_deletes(self, term: str) -> None:
         if len(term) >= 3 and not term.isdigit():
             di = self.del_index
             for key in {term} | {term[:i] + term[i + 1:] for i in range(len(term))}:
@@ -355,6 +388,9 @@ class MemIndex:
         self.live = sq(self.live, False)
         for f in self.searchable:
             self.lengths[f] = sq(self.lengths[f], 0)
+            newp = np.full((self.cap, POSITIONS), -1, dtype=np.int32)
+            newp[:m] = self.pos[f][keep_idx]
+            self.pos[f] = newp
         for f in self.kw_fields:
             self.kw_first[f] = sq(self.kw_first[f], -1)
         for f in self.num_fields:
@@ -394,7 +430,7 @@ class MemIndex:
         for f in self.searchable:
             for p in self.postings[f].values():
                 total += p.docs.nbytes + p.tfs.nbytes + 120
-            total += self.lengths[f].nbytes
+            total += self.lengths[f].nbytes + self.pos[f].nbytes
         total += sum(len(b) + 40 for b in self.blobs if b is not None)
         for f in self.kw_fields:
             total += self.kw_ps[f].nbytes + self.kw_po[f].nbytes + self.kw_first[f].nbytes

@@ -9,9 +9,15 @@ Scoring (per shard, comparable across shards, see ``engine.py``):
   (Damerau/OSA distance through the term dictionary's deletion index).
 * per field: BM25 (k1=1.2, b=0.75) of the best alternative, using one idf per clause and field
   (that of the clause's most frequent alternative) so that a rare misspelt term never outranks
-  the exact word; the field score is multiplied by the field weight and summed over fields.
+  the exact word; the field score is multiplied by the field weight.  A clause scores its best
+  field plus 20 % of the other fields (a word in the name and the description is not worth
+  twice a word in the name); the clause scores are summed.
 * docs whose every clause matched inside one field get a bonus (up to +50 % for the heaviest
   field): ``iphone 7`` in the name beats ``iphone`` in the name and ``7`` in the description.
+* proximity: among the PROXIMITY_WINDOW best documents (a fixed window, so paging stays
+  consistent), up to +30 % for the share of adjacent query words found adjacent, in order, in
+  the first 24 words of a field (weighted by the field): "iphone 6s 16gb" ranks
+  "iPhone 6s 16GB" above "iPhone 6s Plus 16GB".
 * ``boosts`` multiply by ``1 + sum(weight * modifier(value))``; each matching ``boostFilters``
   entry multiplies by ``max(0, 1 + weight)`` (weight -1 sinks a document to score 0).
 """
@@ -42,6 +48,9 @@ MAX_ATOMS = 16
 MAX_PREFIX_EXPANSIONS = 40
 MAX_TYPO_EXPANSIONS = 24
 SAME_FIELD_BONUS = 0.5
+PROXIMITY_BONUS = 0.3
+PROXIMITY_WINDOW = 1000
+OTHER_FIELDS_FACTOR = 0.2
 
 
 @dataclass
@@ -91,6 +100,8 @@ def typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, in
     """Terms within ``max_d`` (OSA) of any of ``words``, found via the deletion index."""
     out: dict[str, int] = {}
     di = idx.del_index
+    surfaces = idx.surfaces
+    td = idx.term_df
     for w in dict.fromkeys(words):
         keys = {w} | _deletes(w)
         if max_d >= 2:
@@ -105,8 +116,12 @@ def typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, in
                 continue
             d = osa_distance(w, c, max_d)
             if 0 < d <= max_d:
-                if d < out.get(c, 99):
-                    out[c] = d
+                targets = [c] if c in td else []
+                if c in surfaces:
+                    targets.append(surfaces[c])
+                for t in targets:
+                    if t not in words and d < out.get(t, 99):
+                        out[t] = d
     return out
 
 
@@ -176,7 +191,7 @@ def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | Non
             if j > len(atoms):
                 break
             joined = an.normalize("".join(x.raw for x in atoms[i:j]))
-            if joined in td:
+            if joined in td and joined not in {x.norm for x in atoms[i:j]}:
                 for k in range(i, j):
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
     return clauses
@@ -207,6 +222,7 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
     out = Scored()
     for c in clauses:
         total = np.zeros(n, dtype=np.float32)
+        best = np.zeros(n, dtype=np.float32)
         hits: dict[str, np.ndarray] = {}
         for fname, fcfg in fields.items():
             plist = idx.postings.get(fname)
@@ -248,10 +264,40 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
             hit = fs > 0
             if hit.any():
                 hits[fname] = hit
-                total += fs * weight
+                fs *= weight
+                total += fs
+                np.maximum(best, fs, out=best)
+        # best field counts fully, the other fields a little (a word found in the name and the
+        # description is not worth twice a word found in the name)
+        total = best + OTHER_FIELDS_FACTOR * (total - best)
         out.clause_scores.append(total)
         out.clause_field_hit.append(hits)
     return out
+
+
+def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: dict[str, dict]) -> np.ndarray | None:
+    """Per candidate in [0, 1]: share of adjacent query-word pairs found adjacent and in order in
+    a field (the first POSITIONS words of it), weighted by the field's weight."""
+    from .analysis import CHUNK_RE
+
+    an = idx.analyzer
+    qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in CHUNK_RE.findall(text)][:MAX_ATOMS]
+    if len(qids) < 2 or not len(cands):
+        return None
+    wmax = max(float(c.get("weight", 1)) for c in fields.values())
+    best = np.zeros(len(cands), dtype=np.float32)
+    npairs = len(qids) - 1
+    for fname, fc in fields.items():
+        pos = idx.pos.get(fname)
+        if pos is None:
+            continue
+        sub = pos[cands]
+        eqs = [sub == q for q in qids]
+        cnt = np.zeros(len(cands), dtype=np.float32)
+        for i in range(npairs):
+            cnt += (eqs[i][:, :-1] & eqs[i + 1][:, 1:]).any(axis=1)
+        np.maximum(best, cnt * np.float32(float(fc.get("weight", 1)) / wmax / npairs), out=best)
+    return best
 
 
 # ----------------------------------------------------------------------------- filters
