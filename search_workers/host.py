@@ -10,22 +10,32 @@ replica of a shard, the query fan-out to one replica of every shard with fail-ov
 
 Sequences, restarts and re-feeding (contract with the control plane)
 ====================================================================
-Each replica persists ``applied_seq`` (the index sequence of the last change it applied) with its
-files.  A replica whose files are gone (new node, lost disk, actor restarted elsewhere) starts
-empty with ``applied_seq == 0``.  The host never reads the database; the control plane brings
-replicas up to date:
+Each replica persists its applied seq (in the index's global sequence) with its files.  A replica
+whose files are gone (new node, lost disk, actor restarted elsewhere) starts empty at seq ``0``.
+The host never reads the database; the control plane keeps replicas complete:
 
-* ``await host.missing(index_id, generation, target_seq)`` -> ``[(shard_no, from_seq), ...]``:
-  every shard that has a replica behind ``target_seq`` (the index's current sequence) with the
-  lowest applied seq among its replicas.  For each, feed the shard's changes with
-  ``seq > from_seq`` from the database (current documents as upserts, plus deletes for tombstones
-  newer than ``from_seq`` when ``from_seq > 0``), in seq order, through :meth:`BaseHost.apply`.
-  Replicas that are already further skip what they have (``apply`` is idempotent by seq).
-* Normal task processing passes ``after_seq`` (the index sequence the previous task ended at) to
-  :meth:`BaseHost.apply`: a replica behind ``after_seq`` then refuses the batch instead of
-  jumping over the changes it never saw, and reports its lower seq; the task runner sees
-  ``min(result) < target`` and re-feeds it as above.
-* :meth:`BaseHost.applied_seqs` reports ``-1`` for a replica that stayed unreachable.
+* **Every task** that takes the index from sequence ``P`` to ``S`` calls, for *every* shard (also
+  the ones none of the task's changes went to, with ``changes=[]``)::
+
+      seqs = await host.apply(index_id, gen, shard, changes_of_that_shard, after_seq=P, through_seq=S)
+
+  A replica at or past ``P`` applies the batch and reports ``S``.  A replica behind ``P`` (it lost
+  its files) refuses the batch - applying it would hide a gap forever - and reports its own seq.
+  ``min(seqs) < S`` therefore means "catch up first" (below).  Without ``after_seq``/``through_seq``
+  a batch is applied as is and the replica reports the seq of its last change.
+* **Catch-up** (after any failure, on start, and whenever ``apply`` reported less than ``S``)::
+
+      for shard, from_seq in await host.missing(index_id, gen, S):
+          changes = <that shard's changes with seq > from_seq, from the database, in seq order>
+          await host.apply(index_id, gen, shard, changes, after_seq=from_seq, through_seq=S)
+
+  ``missing`` (not the control plane) computes ``from_seq``: the lowest seq among the shard's
+  replicas (``0`` for an empty or unreachable one).  The feed is the current documents of the
+  shard with ``seq > from_seq`` as upserts plus a delete for every document deleted after
+  ``from_seq`` (tombstones; an empty replica needs none, but a replica that kept older files and
+  sits between ``from_seq`` and ``S`` does).  Replicas already further skip what they have:
+  ``apply`` is idempotent by seq.
+* :meth:`BaseHost.applied_seqs` shows the raw numbers (``-1`` for a replica that stayed unreachable).
 
 Search prefers up-to-date replicas: every shard answer carries the replica's ``appliedSeq``; the
 host remembers the highest seq seen per shard (from applies and answers) and skips a replica that
@@ -105,7 +115,7 @@ class ShardHost(Protocol):
     async def applied_seqs(self, index_id: str, generation: int) -> dict[int, list[int]]: ...
     async def missing(self, index_id: str, generation: int, target_seq: int) -> list[tuple[int, int]]: ...
     async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
-                    after_seq: int | None = None) -> list[int]: ...
+                    after_seq: int | None = None, through_seq: int | None = None) -> list[int]: ...
     async def search(self, index_id: str, generation: int, query: dict) -> dict: ...
     async def get(self, index_id: str, generation: int, doc_id: str) -> dict | None: ...
     async def drop(self, index_id: str, generation: int) -> None: ...
@@ -259,12 +269,12 @@ class BaseHost:
         return out
 
     async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
-                    after_seq: int | None = None) -> list[int]:
+                    after_seq: int | None = None, through_seq: int | None = None) -> list[int]:
         """Apply ``changes`` (all for ``shard_no``, in seq order) to every replica of the shard.
 
         Returns the applied seq per replica (``-1`` for a replica that stayed unreachable; raises
         :class:`ShardUnavailable` if none was reachable).  Search reflects the changes on return.
-        See the module docstring for ``after_seq``.
+        See the module docstring for ``after_seq`` and ``through_seq``.
         """
         shards, replicas = await self._layout(index_id, generation)
         if not 0 <= shard_no < shards:
@@ -272,7 +282,7 @@ class BaseHost:
 
         async def one(r: int) -> int | BaseException:
             try:
-                return int(await self._call_retrying(index_id, generation, shard_no, r, "apply", changes, after_seq,
+                return int(await self._call_retrying(index_id, generation, shard_no, r, "apply", changes, after_seq, through_seq,
                                                      timeout=self.write_timeout))
             except Exception as exc:
                 if not self._unavailable(exc):

@@ -16,7 +16,11 @@ import shutil
 import threading
 from typing import Any
 
+import orjson
+
 from search_workers.engine import ShardEngine
+
+MARKER_FILE = "shopsearch-seq.json"
 
 
 class ShardReplica:
@@ -26,6 +30,34 @@ class ShardReplica:
         self.language = language
         self._lock = threading.Lock()
         self.engine: ShardEngine | None = ShardEngine(self.path, mapping, language)
+        self._through = self._read_marker()
+
+    # -- "complete through" marker ------------------------------------------------------
+    # The engine's applied_seq only moves with the changes a shard receives; a task whose changes all
+    # went to other shards leaves it behind the index sequence.  The marker, kept inside the shard's
+    # directory (so it disappears with the files), records "every change of this shard up to N is
+    # applied" as told by apply(..., after_seq=, through_seq=).  It is written after the engine
+    # commit, so a crash in between can only make the replica look further behind, never ahead.
+    @property
+    def _marker_path(self) -> str:
+        return os.path.join(self.path, MARKER_FILE)
+
+    def _read_marker(self) -> int:
+        try:
+            with open(self._marker_path, "rb") as fh:
+                return int(orjson.loads(fh.read()).get("throughSeq", 0))
+        except (OSError, ValueError, AttributeError):
+            return 0
+
+    def _write_marker(self, seq: int) -> None:
+        tmp = self._marker_path + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(orjson.dumps({"throughSeq": seq}))
+        os.replace(tmp, self._marker_path)
+        self._through = seq
+
+    def _applied(self, e: ShardEngine) -> int:
+        return max(e.applied_seq, self._through)
 
     def _engine(self) -> ShardEngine:
         e = self.engine
@@ -49,17 +81,17 @@ class ShardReplica:
     def info(self) -> dict[str, Any]:
         """Liveness probe: where the replica runs and what it holds."""
         e = self._engine()
-        return {"appliedSeq": e.applied_seq, "docCount": e.doc_count, "nodeId": _node_id(), "pid": os.getpid(),
+        return {"appliedSeq": self._applied(e), "docCount": e.doc_count, "nodeId": _node_id(), "pid": os.getpid(),
                 "path": self.path}
 
     def applied_seq(self) -> int:
-        return self._engine().applied_seq
+        return self._applied(self._engine())
 
     def search(self, query: dict) -> dict:
         """The engine's answer plus ``appliedSeq`` (so a caller can spot a replica that is behind)."""
         e = self._engine()
         answer = e.search(query)
-        answer["appliedSeq"] = e.applied_seq
+        answer["appliedSeq"] = self._applied(e)
         return answer
 
     def get(self, doc_id: str) -> dict | None:
@@ -67,20 +99,28 @@ class ShardReplica:
 
     def get_with_seq(self, doc_id: str) -> tuple[dict | None, int]:
         e = self._engine()
-        return e.get(doc_id), e.applied_seq
+        return e.get(doc_id), self._applied(e)
 
     # -- writes --------------------------------------------------------------------------
-    def apply(self, changes: list[dict], after_seq: int | None = None) -> int:
-        """Apply ``changes``; returns the applied seq.
+    def apply(self, changes: list[dict], after_seq: int | None = None, through_seq: int | None = None) -> int:
+        """Apply ``changes`` (may be empty); returns the applied seq.
 
-        With ``after_seq``, the batch is taken as *every* change of this shard after ``after_seq``;
-        a replica that is behind ``after_seq`` (e.g. restarted empty) does not apply it - that would
-        leave a permanent gap - and just returns its own, lower, applied seq.
+        With ``after_seq``, the batch is taken as *every* change of this shard in
+        ``(after_seq, through_seq or last seq]``; a replica behind ``after_seq`` (e.g. restarted empty)
+        does not apply it - that would leave a permanent gap - and returns its own, lower, seq.  When it
+        does apply, ``through_seq`` becomes its applied seq even if its last change is older.
         """
-        e = self._engine()
-        if after_seq is not None and e.applied_seq < after_seq:
-            return e.applied_seq
-        return e.apply(changes)
+        if through_seq is not None and after_seq is None:
+            raise ValueError("through_seq needs after_seq")
+        with self._lock:
+            e = self._engine()
+            if after_seq is not None and self._applied(e) < after_seq:
+                return self._applied(e)
+            if changes:
+                e.apply(changes)
+            if through_seq is not None and through_seq > self._applied(e):
+                self._write_marker(through_seq)
+            return self._applied(e)
 
     def close(self) -> None:
         with self._lock:

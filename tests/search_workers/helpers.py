@@ -1,0 +1,75 @@
+"""A small synthetic catalog, and feeding it to a host the way the control plane does."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from search_workers.routing import shard_for
+
+MAPPING: dict[str, Any] = {
+    "idField": "id",
+    "fields": {
+        "title": {"type": "text", "searchable": True},
+        "brand": {"type": "keyword", "searchable": True, "filterable": True, "facetable": True, "sortable": True},
+        "price": {"type": "float", "filterable": True, "facetable": True, "sortable": True},
+        "stock": {"type": "integer", "filterable": True, "sortable": True},
+        "tags": {"type": "keyword[]", "filterable": True, "facetable": True},
+    },
+}
+
+ADJ = ["red", "blue", "green", "black", "light", "heavy", "classic", "sport", "mini", "pro"]
+NOUN = ["shoe", "jacket", "shirt", "boot", "sock", "hat", "bag", "glove"]
+BRANDS = ["Acme", "Bolt", "Core", "Dune", "Echo", "Flux"]
+TAGS = ["sale", "new", "eco", "kids", "gift"]
+
+
+def make_docs(n: int, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        docs.append({
+            "id": f"p{i:04d}",
+            "title": f"{rng.choice(ADJ)} {rng.choice(ADJ)} {rng.choice(NOUN)}",
+            "brand": rng.choice(BRANDS),
+            "price": round(rng.uniform(1, 200), 2),
+            "stock": rng.randint(0, 50),
+            "tags": rng.sample(TAGS, rng.randint(0, 2)),
+        })
+    return docs
+
+
+def upserts(docs: list[dict], first_seq: int = 1) -> list[dict]:
+    """One change per document, in a global index sequence (as the documents table numbers them)."""
+    return [{"seq": first_seq + i, "op": "upsert", "id": d["id"], "doc": d} for i, d in enumerate(docs)]
+
+
+def by_shard(changes: list[dict], shards: int) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = {s: [] for s in range(shards)}
+    for c in changes:
+        if c["op"] == "flush":
+            for s in out:
+                out[s].append(c)
+        else:
+            out[shard_for(c["id"], shards)].append(c)
+    return out
+
+
+async def feed(host, index_id: str, generation: int, shards: int, changes: list[dict],
+               after_seq: int) -> dict[int, list[int]]:
+    """One task: ``changes`` (seq after_seq+1 ..) to every shard, also the ones that get none."""
+    through = max([c["seq"] for c in changes], default=after_seq)
+    out = {}
+    for s, mine in by_shard(changes, shards).items():
+        out[s] = await host.apply(index_id, generation, s, mine, after_seq=after_seq, through_seq=through)
+    return out
+
+
+async def refeed(host, index_id: str, generation: int, shards: int, source: list[dict], target_seq: int) -> list:
+    """The control plane's catch-up from the database (``source`` stands in for it)."""
+    todo = await host.missing(index_id, generation, target_seq)
+    per_shard = by_shard(source, shards)
+    for s, from_seq in todo:
+        mine = [c for c in per_shard[s] if c["seq"] > from_seq]
+        await host.apply(index_id, generation, s, mine, after_seq=from_seq, through_seq=target_seq)
+    return todo
