@@ -1,0 +1,223 @@
+"""Engine lifecycle: mapping validation, apply/replay/persistence, get, errors, languages."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from search_workers.engine import EngineError, MappingError, ShardEngine
+
+from .conftest import MAPPING, upserts
+
+SMALL = {
+    "idField": "id",
+    "fields": {
+        "title": {"type": "text", "searchable": True},
+        "brand": {"type": "keyword", "searchable": True, "filterable": True, "facetable": True},
+        "tags": {"type": "keyword[]", "filterable": True, "facetable": True},
+        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
+        "stock": {"type": "integer", "filterable": True, "sortable": True},
+        "inStock": {"type": "boolean", "filterable": True, "facetable": True},
+        "released": {"type": "date", "filterable": True, "sortable": True},
+        "secret": {"type": "keyword", "retrievable": False},
+    },
+}
+
+
+def make(tmp_path, docs, mapping=SMALL, language="en"):
+    e = ShardEngine(tmp_path / "shard", mapping, language)
+    if docs:
+        e.apply(upserts(docs))
+    return e
+
+
+def ids(res):
+    return [h["id"] for h in res["hits"]]
+
+
+def test_bad_mapping_raises_with_paths():
+    bad = {
+        "idField": "id",
+        "fields": {
+            "title": {"type": "txt"},
+            "price": {"type": "float", "searchable": True},
+            "tags": {"type": "keyword[]", "sortable": True},
+            "x": {"type": "text", "facetable": "yes"},
+            "y": {"type": "keyword", "bogus": True},
+        },
+    }
+    with pytest.raises(MappingError) as ei:
+        ShardEngine.validate_mapping(bad, "en")
+    paths = {d["path"] for d in ei.value.details}
+    assert {"fields.title.type", "fields.price.searchable", "fields.tags.sortable",
+            "fields.x.facetable", "fields.y.bogus"} <= paths
+    assert all("message" in d for d in ei.value.details)
+    # picklable (crosses a Ray boundary)
+    again = pickle.loads(pickle.dumps(ei.value))
+    assert again.details == ei.value.details
+
+
+def test_unknown_language_raises(tmp_path):
+    with pytest.raises(MappingError) as ei:
+        ShardEngine(tmp_path / "x", MAPPING, "xx")
+    assert [d["path"] for d in ei.value.details] == ["language"]
+    ShardEngine.validate_mapping(MAPPING, "en")  # good mapping passes
+
+
+def test_apply_upsert_replace_delete_flush(tmp_path):
+    e = make(tmp_path, [])
+    assert e.doc_count == 0 and e.applied_seq == 0
+    seq = e.apply([
+        {"seq": 1, "op": "upsert", "id": "a", "doc": {"title": "red shoe", "price": 10}},
+        {"seq": 2, "op": "upsert", "id": "b", "doc": {"title": "blue shoe", "price": 20}},
+        {"seq": 3, "op": "upsert", "id": "c", "doc": {"title": "green hat", "price": 30}},
+    ])
+    assert seq == 3 and e.doc_count == 3
+    assert sorted(ids(e.search({"q": "shoe"}))) == ["a", "b"]
+    # replace: a is no longer a shoe
+    e.apply([{"seq": 4, "op": "upsert", "id": "a", "doc": {"title": "red scarf", "price": 11}}])
+    assert ids(e.search({"q": "shoe"})) == ["b"]
+    assert e.get("a")["title"] == "red scarf" and e.doc_count == 3
+    # delete
+    e.apply([{"seq": 5, "op": "delete", "id": "b"}])
+    assert e.search({"q": "shoe"})["total"] == 0 and e.get("b") is None and e.doc_count == 2
+    # same id twice in a batch: last wins; delete of unknown id is harmless
+    e.apply([
+        {"seq": 6, "op": "upsert", "id": "d", "doc": {"title": "one"}},
+        {"seq": 7, "op": "upsert", "id": "d", "doc": {"title": "two"}},
+        {"seq": 8, "op": "delete", "id": "nope"},
+    ])
+    assert e.get("d")["title"] == "two" and e.search({"q": "one"})["total"] == 0
+    # flush removes everything before it; later changes in the batch stay
+    e.apply([
+        {"seq": 9, "op": "flush"},
+        {"seq": 10, "op": "upsert", "id": "z", "doc": {"title": "after flush"}},
+    ])
+    assert e.doc_count == 1 and e.get("c") is None
+    assert ids(e.search({"q": ""})) == ["z"] and e.applied_seq == 10
+    e.close()
+    e2 = ShardEngine(tmp_path / "shard", SMALL)
+    assert e2.doc_count == 1 and e2.applied_seq == 10 and ids(e2.search({"q": "flush"})) == ["z"]
+    e2.close()
+
+
+def test_applied_seq_persisted_and_replay_skipped(tmp_path):
+    e = make(tmp_path, [{"id": "1", "title": "alpha"}, {"id": "2", "title": "beta"}])
+    assert e.applied_seq == 2
+    e.close()
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    assert e.applied_seq == 2 and e.doc_count == 2
+    # replay after a crash: seq 1-2 are skipped, seq 3 applied
+    out = e.apply([
+        {"seq": 1, "op": "delete", "id": "1"},
+        {"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "changed"}},
+        {"seq": 3, "op": "upsert", "id": "3", "doc": {"title": "gamma"}},
+    ])
+    assert out == 3 and e.doc_count == 3
+    assert e.get("1") is not None and e.get("2")["title"] == "beta"
+    # a fully replayed batch is a no-op
+    assert e.apply([{"seq": 3, "op": "delete", "id": "3"}]) == 3 and e.get("3") is not None
+    e.close()
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    assert e.applied_seq == 3 and sorted(ids(e.search({"q": "", "limit": 10}))) == ["1", "2", "3"]
+    e.close()
+
+
+def test_reopen_keeps_data_and_search(tmp_path):
+    docs = [{"id": str(i), "title": f"widget model {i}", "brand": "Acme" if i % 2 else "Zed", "price": i} for i in range(50)]
+    e = make(tmp_path, docs)
+    before = e.search({"q": "widget 7", "facets": [{"field": "brand"}], "limit": 5})
+    e.close()
+    with pytest.raises(EngineError):
+        e.search({"q": "widget"})
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    after = e.search({"q": "widget 7", "facets": [{"field": "brand"}], "limit": 5})
+    assert ids(after) == ids(before) and after["facets"] == before["facets"]
+    assert after["hits"][0]["id"] == "7"
+    e.close()
+
+
+def test_mapping_change_on_reopen_rebuilds(tmp_path):
+    e = make(tmp_path, [{"id": "1", "title": "alpha", "brand": "Acme"}])
+    e.close()
+    m2 = {"idField": "id", "fields": {**SMALL["fields"], "brand": {"type": "keyword", "searchable": False, "filterable": True}}}
+    e = ShardEngine(tmp_path / "shard", m2)
+    assert e.doc_count == 1 and e.search({"q": "acme"})["total"] == 0 and e.search({"q": "alpha"})["total"] == 1
+    e.apply([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "beta", "brand": "Acme"}}])
+    assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 2
+    e.close()
+
+
+def test_get_drops_unretrievable_and_retrieve_list(tmp_path):
+    e = make(tmp_path, [{"id": "1", "title": "alpha", "secret": "s3", "extra": {"x": 1}}])
+    doc = e.get("1")
+    assert doc == {"id": "1", "title": "alpha", "extra": {"x": 1}}  # unmapped fields kept
+    hit = e.search({"q": "alpha"})["hits"][0]
+    assert "secret" not in hit["document"] and hit["document"]["extra"] == {"x": 1}
+    hit = e.search({"q": "alpha", "retrieve": ["title"]})["hits"][0]
+    assert hit["document"] == {"id": "1", "title": "alpha"}
+    assert e.get("missing") is None
+    e.close()
+
+
+def test_errors_for_unsortable_unfilterable_unfacetable(tmp_path):
+    e = make(tmp_path, [{"id": "1", "title": "alpha"}])
+    with pytest.raises(EngineError) as ei:
+        e.search({"q": "a", "sort": [["title", "asc"]]})
+    assert ei.value.code == "FIELD_NOT_SORTABLE"
+    with pytest.raises(EngineError) as ei:
+        e.search({"q": "a", "filters": {"title": "x"}})
+    assert ei.value.code == "FIELD_NOT_FILTERABLE"
+    with pytest.raises(EngineError) as ei:
+        e.search({"q": "a", "facets": [{"field": "stock"}]})
+    assert ei.value.code == "FIELD_NOT_FACETABLE"
+    with pytest.raises(EngineError) as ei:
+        e.search({"q": "a", "fields": {"price": {"weight": 2}}})
+    assert ei.value.code == "FIELD_NOT_SEARCHABLE"
+    e.close()
+
+
+LANG_CASES = {
+    "en": ("running phones", "phone run"),
+    "de": ("Häuser", "haus"),
+    "fr": ("téléphones portables", "telephone portable"),
+    "es": ("teléfonos", "telefono"),
+    "it": ("telefoni", "telefon"),
+    "nl": ("telefoons", "telefoon"),
+    "pt": ("telefones", "telefone"),
+    "ru": ("телефоны", "телефон"),
+    "sv": ("telefoner", "telefon"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LANG_CASES))
+def test_languages_stem(tmp_path, language):
+    doc_text, query = LANG_CASES[language]
+    e = make(tmp_path, [{"id": "1", "title": doc_text}, {"id": "2", "title": "zzz other"}], language=language)
+    res = e.search({"q": query, "typo": {"enabled": False}})
+    assert ids(res) == ["1"], (language, res)
+    e.close()
+
+
+COLORS = ["red", "green", "blue", "gold"]
+
+
+def test_compaction_keeps_results(tmp_path):
+    e = make(tmp_path, [])
+    seq = 0
+    for rnd in range(4):
+        batch = []
+        for i in range(1500):
+            seq += 1
+            batch.append({"seq": seq, "op": "upsert", "id": str(i),
+                          "doc": {"title": f"item {COLORS[rnd]} n{i}", "price": i, "brand": "Acme" if i % 3 == 0 else "Zed"}})
+        e.apply(batch)
+    assert e.doc_count == 1500
+    assert e._mem.n < 3000  # dead slots were compacted
+    assert e.search({"q": "gold"})["total"] == 1500
+    assert e.search({"q": "green"})["total"] == 0
+    r = e.search({"q": "n42 gold", "facets": [{"field": "brand"}]})
+    assert ids(r)[0] == "42" and r["facets"]["brand"] == {"Acme": 1}
+    assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 500
+    e.close()
