@@ -10,17 +10,22 @@ from fastapi import FastAPI
 
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
+from control_plane.document.endpoints import router as document_router
 from control_plane.errors import BodySizeLimit, install_error_handlers
+from control_plane.index.endpoints import router as index_router
+from control_plane.index.lifecycle import start_indexing, stop_indexing
 from control_plane.org.endpoints import router as org_router
 from control_plane.project.endpoints import router as project_router
 from control_plane.runtime import Runtime
+from control_plane.search.endpoints import router as search_router
 from control_plane.status.endpoints import router as status_router
+from control_plane.task.endpoints import router as task_router
 from shared.settings import Settings, get_settings
 
 # Start/stop hooks of parts that run beside the API (shard host, task runner), in start order.
 LifecycleHook = Callable[[Runtime], None]
-STARTUP_HOOKS: list[LifecycleHook] = []
-SHUTDOWN_HOOKS: list[LifecycleHook] = []
+STARTUP_HOOKS: list[LifecycleHook] = [start_indexing]
+SHUTDOWN_HOOKS: list[LifecycleHook] = [stop_indexing]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -53,4 +58,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(org_router, prefix="/v1")
     app.include_router(project_router, prefix="/v1")
     app.include_router(api_key_router, prefix="/v1")
+    app.include_router(index_router, prefix="/v1")
+    app.include_router(document_router, prefix="/v1")
+    app.include_router(task_router, prefix="/v1")
+    app.include_router(search_router, prefix="/v1")
     return app

@@ -3,12 +3,21 @@
 from control_plane.api_key.models import ApiKey
 from control_plane.auth.models import EmailToken, ImpersonationCode, RefreshToken, SessionFamily, User
 from control_plane.db import Base
+from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
+from control_plane.index.models import Index
 from control_plane.org.models import Membership, Organization
 from control_plane.project.models import Project
+from control_plane.task.models import Task
 
 __all__ = [
     "ApiKey",
     "Base",
+    "Document",
+    "IdempotencyRecord",
+    "Index",
+    "ReplaceSession",
+    "StagedDocument",
+    "Task",
     "EmailToken",
     "ImpersonationCode",
     "Membership",

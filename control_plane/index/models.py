@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from control_plane.db import Base, utcnow
+
+
+class Index(Base):
+    """A search index. ``seq`` is the last change sequence handed out for its documents."""
+
+    __tablename__ = "indices"
+    __table_args__ = (UniqueConstraint("project_id", "name", name="uq_indices_project_name"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    shards: Mapped[int] = mapped_column(Integer, default=1)
+    replicas: Mapped[int] = mapped_column(Integer, default=1)
+    language: Mapped[str] = mapped_column(String(8), default="en")
+    # The current mapping (what uploads are validated against, what a rebuild uses) …
+    mapping: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # … and the one the serving generation was built with.
+    serving_mapping: Mapped[dict[str, Any]] = mapped_column(JSON)
+    facets: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    integration: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    integration_key_id: Mapped[str | None] = mapped_column(String(40))
+    feed: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    serving_generation: Mapped[int] = mapped_column(Integer, default=1)
+    building_generation: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="ready")
+    seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    # The sequence of the last flush: shards behind it are wiped before catching up.
+    flush_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    document_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -1,0 +1,406 @@
+"""Indices: create, read, delete, mapping, facets, integration, data source (feed), reindex.
+
+Services flush, never commit (the request's session dependency commits).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from control_plane.access import ProjectAccess
+from control_plane.db import isoformat, utcnow
+from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession
+from control_plane.index.models import Index
+from control_plane.org.models import Organization
+from control_plane.project.models import Project
+from control_plane.task import service as tasks
+from control_plane.task.models import Task
+from control_plane.usage import check_mapping_keeps_config, register_usage_provider
+from search_workers.engine import MappingError, ShardEngine
+from shared.errors import ErrorCode, ServiceError, conflict, not_found, validation
+from shared.ids import new_id
+from shared.settings import Settings
+
+LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
+DEFAULT_MAPPING: dict[str, Any] = {"idField": "id", "fields": {}}
+FEED_FORMATS = ("json", "jsonl", "csv")
+FEED_SCHEDULES = ("manual", "hourly", "daily")
+
+
+# --------------------------------------------------------------------------- plans
+def plan_limits_for_project(db: Session, project_id: str) -> Any | None:
+    try:
+        from shared.plans import plan_limits
+    except ImportError:  # pragma: no cover - plans are optional
+        return None
+    plan = db.scalar(
+        select(Organization.plan).join(Project, Project.org_id == Organization.id).where(Project.id == project_id)
+    )
+    return plan_limits(plan)
+
+
+def quota_exceeded(message: str) -> ServiceError:
+    return ServiceError(ErrorCode.QUOTA_EXCEEDED, message)
+
+
+# --------------------------------------------------------------------------- views
+def index_view(index: Index) -> dict[str, Any]:
+    return {
+        "id": index.id,
+        "name": index.name,
+        "projectId": index.project_id,
+        "shards": index.shards,
+        "replicas": index.replicas,
+        "language": index.language,
+        "documentCount": index.document_count,
+        "status": index.status,
+        "integration": integration_view(index),
+        "createdAt": isoformat(index.created_at),
+        "updatedAt": isoformat(index.updated_at),
+    }
+
+
+def integration_view(index: Index) -> dict[str, Any] | None:
+    if not index.integration:
+        return None
+    return dict(index.integration)
+
+
+# --------------------------------------------------------------------------- lookups
+def get_index(db: Session, access: ProjectAccess, index_id: str, *, lock: bool = False) -> Index:
+    access.check_index(index_id)
+    query = select(Index).where(Index.id == index_id, Index.project_id == access.project_id)
+    if lock:
+        query = query.with_for_update()
+    index = db.scalar(query)
+    if index is None:
+        raise not_found("Index")
+    return index
+
+
+def list_indices(db: Session, access: ProjectAccess, limit: int, cursor: str | None) -> tuple[list[Index], str | None]:
+    query = select(Index).where(Index.project_id == access.project_id)
+    if access.index_scope is not None:
+        query = query.where(Index.id == access.index_scope)
+    if cursor:
+        after = tasks.decode_cursor(cursor)
+        query = query.where(Index.id > after)
+    rows = list(db.scalars(query.order_by(Index.id).limit(limit + 1)))
+    next_cursor = tasks.encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+# --------------------------------------------------------------------------- mapping
+def normalize_mapping(mapping: Any, language: str, path: str = "mapping") -> dict[str, Any]:
+    if mapping is None:
+        return {"idField": "id", "fields": {}}
+    if not isinstance(mapping, dict):
+        raise validation("The mapping is not valid", [{"path": path, "message": "must be an object"}])
+    out = {"idField": mapping.get("idField", "id"), "fields": mapping.get("fields", {})}
+    for key in mapping:
+        if key not in ("idField", "fields"):
+            out[key] = mapping[key]  # let the engine report unknown keys
+    try:
+        ShardEngine.validate_mapping(out, language)
+    except MappingError as exc:
+        details = [
+            {"path": f"{path}.{d.get('path')}" if d.get("path") and path else (d.get("path") or path), "message": d.get("message", "")}
+            for d in exc.details
+        ]
+        raise validation("The mapping is not valid", details) from exc
+    return out
+
+
+def create_index(db: Session, access: ProjectAccess, body: dict[str, Any]) -> Index:
+    if access.index_scope is not None:
+        from shared.errors import forbidden
+
+        raise forbidden("An index-scoped key cannot create indices")
+    name = body["name"]
+    language = body.get("language") or "en"
+    mapping = normalize_mapping(body.get("mapping"), language)
+    limits = plan_limits_for_project(db, access.project_id)
+    if limits is not None:
+        count = db.scalar(select(func.count()).select_from(Index).where(Index.project_id == access.project_id)) or 0
+        if count >= limits.max_indices_per_project:
+            raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_indices_per_project} indices per project")
+    exists = db.scalar(select(Index.id).where(Index.project_id == access.project_id, Index.name == name))
+    if exists:
+        raise conflict(f"An index named {name!r} already exists in this project")
+    now = utcnow()
+    index = Index(
+        id=new_id("idx"),
+        project_id=access.project_id,
+        name=name,
+        shards=body.get("shards") or 1,
+        replicas=body.get("replicas") or 1,
+        language=language,
+        mapping=mapping,
+        serving_mapping=mapping,
+        facets=[],
+        serving_generation=1,
+        status="ready",
+        seq=0,
+        flush_seq=0,
+        document_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    db.add(index)
+    db.flush()
+    return index
+
+
+def delete_index(db: Session, index: Index) -> None:
+    tasks.cancel_all_for_index(db, index.id)
+    db.execute(delete(Document).where(Document.index_id == index.id))
+    db.execute(delete(ReplaceSession).where(ReplaceSession.index_id == index.id))
+    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.index_id == index.id))
+    db.delete(index)
+    db.flush()
+
+
+def put_mapping(db: Session, access: ProjectAccess, index: Index, mapping_in: Any) -> Task:
+    integration = index.integration or {}
+    if (integration.get("settings") or {}).get("manageMapping"):
+        key = access.key
+        if key is None or key.id != index.integration_key_id:
+            raise ServiceError(
+                ErrorCode.MAPPING_MANAGED_BY_INTEGRATION,
+                "The connected integration manages this index's mapping; change it in the plugin",
+            )
+    mapping = normalize_mapping(mapping_in, index.language, path="")
+    check_mapping_keeps_config(db, index, mapping)
+    if tasks.active_tasks(db, index.id, ("replace.commit",)):
+        raise conflict("A replace session is being committed; try again when it is done")
+    index.mapping = mapping
+    index.updated_at = utcnow()
+    db.flush()
+    return tasks.enqueue(
+        db, project_id=index.project_id, index_id=index.id, type="mapping.update", payload={"mapping": mapping}
+    )
+
+
+def reindex(db: Session, index: Index) -> Task:
+    if tasks.active_tasks(db, index.id, tasks.REBUILD_TYPES):
+        raise conflict("A reindex is already enqueued or running")
+    check_mapping_keeps_config(db, index, index.mapping)
+    return tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="index.reindex")
+
+
+def cancel_reindex(db: Session, index: Index) -> Task:
+    active = tasks.active_tasks(db, index.id, ("index.reindex",))
+    if not active:
+        raise conflict("No reindex is enqueued or running")
+    task = active[0]
+    if task.status == "enqueued" and tasks.cancel_enqueued(db, task):
+        return task
+    db.execute(
+        update(Task).where(Task.pk == task.pk).values(cancel_requested=True).execution_options(synchronize_session=False)
+    )
+    db.refresh(task)
+    return task
+
+
+# --------------------------------------------------------------------------- facets
+def validate_facets(index: Index, facets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    fields = index.mapping.get("fields") or {}
+    errors: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, facet in enumerate(facets):
+        name = facet["field"]
+        spec = fields.get(name)
+        if spec is None:
+            errors.append({"path": f"facets.{i}.field", "message": f"field {name!r} is not in the mapping"})
+        elif not spec.get("facetable"):
+            errors.append({"path": f"facets.{i}.field", "message": f"field {name!r} is not facetable"})
+        elif facet["type"] == "range" and spec.get("type") not in ("integer", "float", "date"):
+            errors.append({"path": f"facets.{i}.type", "message": "a range facet needs a numeric or date field"})
+        if name in seen:
+            errors.append({"path": f"facets.{i}.field", "message": f"field {name!r} appears twice"})
+        seen.add(name)
+        if facet["type"] == "range" and not facet.get("ranges"):
+            errors.append({"path": f"facets.{i}.ranges", "message": "a range facet needs ranges"})
+        entry = {
+            "field": name,
+            "type": facet["type"],
+            "label": facet.get("label") or name,
+            "size": facet.get("size") or 10,
+            "sort": facet.get("sort") or "count",
+        }
+        if facet["type"] == "range":
+            entry["ranges"] = facet.get("ranges") or []
+        out.append(entry)
+    if errors:
+        raise validation("The facets are not valid", errors)
+    return out
+
+
+def put_facets(db: Session, index: Index, facets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    index.facets = validate_facets(index, facets)
+    index.updated_at = utcnow()
+    db.flush()
+    return index.facets
+
+
+@register_usage_provider
+def _facet_uses(_db: Session, index: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "field": facet["field"],
+            "kind": "facet",
+            "id": str(i),
+            "name": facet.get("label") or facet["field"],
+            "path": "field",
+            "needs": "facetable",
+        }
+        for i, facet in enumerate(index.facets or [])
+    ]
+
+
+# --------------------------------------------------------------------------- integration
+def put_integration(db: Session, access: ProjectAccess, index: Index, body: dict[str, Any]) -> dict[str, Any]:
+    principal = access.principal
+    if principal.kind != "secret_key":
+        raise ServiceError(ErrorCode.INTEGRATION_KEY_ONLY, "Only a full-access secret key can connect an integration")
+    assert principal.key is not None
+    existing = index.integration or {}
+    record = {
+        "platform": body["platform"],
+        "name": body["name"],
+        "url": body.get("url"),
+        "version": body.get("version"),
+        "settings": {"manageMapping": bool((body.get("settings") or {}).get("manageMapping", False))},
+        "keyId": principal.key.id,
+        "connectedAt": existing.get("connectedAt") if existing.get("keyId") == principal.key.id else None,
+        "updatedAt": isoformat(utcnow()),
+    }
+    record["connectedAt"] = record["connectedAt"] or record["updatedAt"]
+    index.integration = record
+    index.integration_key_id = principal.key.id
+    index.updated_at = utcnow()
+    db.flush()
+    return record
+
+
+def delete_integration(db: Session, index: Index) -> None:
+    if index.integration is not None:
+        index.integration = None
+        index.integration_key_id = None
+        index.updated_at = utcnow()
+        db.flush()
+
+
+# --------------------------------------------------------------------------- feed (data source)
+def _refuse_integration(index: Index) -> None:
+    if index.integration:
+        raise ServiceError(
+            ErrorCode.INDEX_HAS_INTEGRATION,
+            "An integration is connected to this index; disconnect it before using a data source",
+        )
+
+
+def check_feed_url(url: str, settings: Settings, path: str = "url") -> None:
+    """Only http(s); private, loopback and link-local addresses are refused unless allowed."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise validation("The feed URL is not valid", [{"path": path, "message": "must be an http(s) URL"}])
+    if settings.feed_allow_private_hosts:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except (OSError, UnicodeError) as exc:
+        raise validation("The feed URL is not valid", [{"path": path, "message": "the host does not resolve"}]) from exc
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if (
+            address.is_private
+            or address.is_loopback
+            or address.is_link_local
+            or address.is_reserved
+            or address.is_multicast
+            or address.is_unspecified
+        ):
+            raise validation(
+                "The feed URL is not allowed",
+                [{"path": path, "message": "private, loopback and reserved addresses are refused"}],
+            )
+
+
+def put_feed(db: Session, index: Index, body: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    _refuse_integration(index)
+    check_feed_url(body["url"], settings)
+    feed = {
+        "url": body["url"],
+        "format": body["format"],
+        "schedule": body.get("schedule") or "manual",
+        "fieldMap": body.get("fieldMap") or {},
+        "lastSyncAt": (index.feed or {}).get("lastSyncAt"),
+        "lastTaskId": (index.feed or {}).get("lastTaskId"),
+    }
+    index.feed = feed
+    index.updated_at = utcnow()
+    db.flush()
+    return feed_view(index)
+
+
+def feed_view(index: Index) -> dict[str, Any]:
+    if not index.feed:
+        raise not_found("Data source")
+    feed = index.feed
+    return {
+        "url": feed["url"],
+        "format": feed["format"],
+        "schedule": feed.get("schedule", "manual"),
+        "fieldMap": feed.get("fieldMap") or {},
+        "lastSyncAt": feed.get("lastSyncAt"),
+        "lastTaskId": feed.get("lastTaskId"),
+    }
+
+
+def delete_feed(db: Session, index: Index) -> None:
+    if index.feed is not None:
+        index.feed = None
+        index.updated_at = utcnow()
+        db.flush()
+
+
+def sync_feed(db: Session, index: Index, settings: Settings) -> Task:
+    _refuse_integration(index)
+    if not index.feed:
+        raise conflict("No data source is configured for this index")
+    check_feed_url(index.feed["url"], settings)
+    pending = tasks.active_tasks(db, index.id, ("feed.sync",))
+    if pending and pending[-1].status == "enqueued":
+        return pending[-1]
+    task = tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="feed.sync")
+    feed = dict(index.feed)
+    feed["lastTaskId"] = task.id
+    index.feed = feed
+    db.flush()
+    return task
+
+
+@register_usage_provider
+def _feed_uses(_db: Session, index: Any) -> list[dict[str, Any]]:
+    feed = index.feed or {}
+    out = []
+    for source, target in (feed.get("fieldMap") or {}).items():
+        out.append(
+            {
+                "field": target,
+                "kind": "dataSource",
+                "id": index.id,
+                "name": feed.get("url"),
+                "path": f"fieldMap.{source}",
+                "detailsPath": f"feed.fieldMap.{source}",
+            }
+        )
+    return out

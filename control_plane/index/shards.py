@@ -1,0 +1,125 @@
+"""The shard host (``search_workers.host``) on its own event loop, reachable from any thread or loop.
+
+The host keeps asyncio locks and (with Ray) awaits actor calls; it must live on one loop. The API
+answers requests on the server's loop (or, under the test client, on several short-lived loops),
+and the task runner works in plain threads, so the host gets a dedicated loop thread and every
+caller goes through :meth:`ShardBridge.call` (blocking, for threads) or :meth:`ShardBridge.acall`
+(awaitable from any loop, never blocking it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from search_workers.host import ShardHost, ShardSpec, make_host
+from shared.settings import Settings
+
+log = logging.getLogger("shopsearch.shards")
+
+# Advances a shard's applied sequence when it has no change of its own up to a target sequence.
+MARKER_ID = "__shopsearch_seq_marker__"
+
+
+class ShardBridge:
+    def __init__(self, settings: Settings, host: ShardHost | None = None) -> None:
+        self.settings = settings
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="shard-host-loop", daemon=True)
+        self._thread.start()
+        self._opened: set[tuple[str, int]] = set()
+        self._open_lock = threading.Lock()
+        self.host: ShardHost = host if host is not None else self._run(self._make(settings))
+        self.closed = False
+
+    @staticmethod
+    async def _make(settings: Settings) -> ShardHost:
+        return make_host(settings)
+
+    def _run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    # ------------------------------------------------------------------ generic calls
+    async def _invoke(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return await getattr(self.host, name)(*args, **kwargs)
+
+    def call(self, name: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        """Run ``host.<name>(*args)`` and wait for it (from a thread, never from the host loop)."""
+        return self._run(self._invoke(name, *args, **kwargs), timeout)
+
+    async def acall(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Await ``host.<name>(*args)`` from any event loop."""
+        future = asyncio.run_coroutine_threadsafe(self._invoke(name, *args, **kwargs), self._loop)
+        return await asyncio.wrap_future(future)
+
+    def submit(self, name: str, *args: Any, delay: float = 0.0) -> None:
+        """Fire and forget (dropping shard files in the background); failures are logged."""
+
+        async def run() -> None:
+            if delay:
+                await asyncio.sleep(delay)
+            try:
+                await self._invoke(name, *args)
+            except Exception:  # noqa: BLE001 - background clean-up
+                log.warning("background shard call %s%r failed", name, args, exc_info=True)
+
+        if not self.closed:
+            asyncio.run_coroutine_threadsafe(run(), self._loop)
+
+    # ------------------------------------------------------------------ helpers
+    def ensure_open(self, spec: ShardSpec, force: bool = False) -> None:
+        key = (spec.index_id, spec.generation)
+        with self._open_lock:
+            if key in self._opened and not force:
+                return
+        self.call("open", spec)
+        with self._open_lock:
+            self._opened.add(key)
+
+    def forget(self, index_id: str, generation: int | None = None) -> None:
+        with self._open_lock:
+            for key in list(self._opened):
+                if key[0] == index_id and (generation is None or key[1] == generation):
+                    self._opened.discard(key)
+
+    async def _apply_many(self, index_id: str, generation: int, batches: dict[int, list[dict]]) -> dict[int, list[int]]:
+        shard_nos = [s for s, changes in batches.items() if changes]
+        results = await asyncio.gather(
+            *(self.host.apply(index_id, generation, s, batches[s]) for s in shard_nos)
+        )
+        return dict(zip(shard_nos, results, strict=True))
+
+    def apply_many(self, index_id: str, generation: int, batches: dict[int, list[dict]]) -> dict[int, list[int]]:
+        """Apply one batch of changes per shard, all shards in parallel; ``{shard: [seq per replica]}``."""
+        return self._run(self._apply_many(index_id, generation, batches))  # type: ignore[no-any-return]
+
+    def healthy(self, timeout: float = 2.0) -> bool:
+        try:
+            return bool(self.call("healthy", timeout=timeout))
+        except Exception:  # noqa: BLE001 - any failure is "not healthy"
+            return False
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.call("close", timeout=30)
+        except Exception:  # noqa: BLE001
+            log.warning("closing the shard host failed", exc_info=True)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
+def spec_for(index: Any, generation: int, mapping: dict[str, Any]) -> ShardSpec:
+    return ShardSpec(
+        index_id=index.id,
+        generation=generation,
+        shards=index.shards,
+        replicas=index.replicas,
+        mapping=mapping,
+        language=index.language,
+    )

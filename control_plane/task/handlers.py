@@ -1,0 +1,415 @@
+"""The built-in task handlers.
+
+* ``documents.upsert`` / ``documents.delete`` / ``documents.flush``: the documents are already in
+  the database (written by the request); the task brings every replica of every shard of the
+  serving generation up to the index's sequence and succeeds when all reached the task's own.
+* ``index.reindex`` / ``mapping.update``: a new generation is built beside the serving one from the
+  stored documents, then swapped in with one update of ``indices.serving_generation``.
+* ``replace.commit`` / ``feed.sync``: the same, from a replace session's staged documents; the swap
+  also replaces the documents table's content, in the same transaction.
+
+Resumption: the generation number and the sequence to build up to are stored in the task's payload
+before any shard work, so a runner that takes over an expired lease continues the same build.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from typing import Any
+
+import httpx
+import orjson
+from sqlalchemy import and_, delete, exists, insert, literal, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from control_plane.db import isoformat, utcnow
+from control_plane.document import service as documents
+from control_plane.document.models import Document, ReplaceSession, StagedDocument
+from control_plane.document.sync import Source, catch_up
+from control_plane.index.models import Index
+from control_plane.index.service import check_feed_url
+from control_plane.index.shards import ShardBridge, spec_for
+from control_plane.task import queue
+from control_plane.task.models import Task
+from control_plane.task.queue import TaskFailed, TaskRetry
+from control_plane.task.runner import TaskContext, register_maintenance, register_task_handler
+from shared.errors import ServiceError
+
+log = logging.getLogger("shopsearch.tasks")
+
+SWAP_DROP_DELAY = 3.0
+FEED_MAX_BYTES = 512 * 1024 * 1024
+FEED_TIMEOUT = 120.0
+
+
+def _load_index(sessions: sessionmaker[Session], index_id: str) -> Index:
+    with sessions() as db:
+        index = db.get(Index, index_id)
+        if index is None:
+            raise TaskFailed("NOT_FOUND", "The index was deleted")
+        db.expunge(index)
+        return index
+
+
+# --------------------------------------------------------------------------- serving sync
+def sync_serving(ctx: TaskContext, target: int | None = None) -> Index:
+    """Make search reflect every change up to the index's sequence; fails over to a retry."""
+    index = _load_index(ctx.sessions, ctx.claim.index_id)
+    generation = index.serving_generation
+    ctx.bridge.ensure_open(spec_for(index, generation, index.serving_mapping))
+    target = index.seq if target is None else target
+
+    def checkpoint(done: int, upto: int) -> None:
+        ctx.checkpoint()
+
+    low = catch_up(
+        ctx.sessions, ctx.bridge, index_id=index.id, generation=generation, shards=index.shards,
+        upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint,
+    )
+    if any(seq < target for seq in low.values()):
+        raise TaskRetry(f"shards of {index.id} are behind {target}: {low}")
+    return index
+
+
+def _document_task(ctx: TaskContext) -> None:
+    claim = ctx.claim
+    index = sync_serving(ctx, claim.seq or 0)
+    with ctx.sessions.begin() as db:
+        count = documents.live_count(db, index.id)
+        db.execute(update(Index).where(Index.id == index.id).values(document_count=count))
+    if claim.type == "documents.upsert":
+        claim.details["indexed"] = claim.details.get("received", 0)
+    elif claim.type == "documents.delete":
+        claim.details["deleted"] = int(claim.payload.get("deleted", 0))
+    elif claim.type == "documents.flush":
+        claim.details["deleted"] = claim.details.get("previousDocCount", 0)
+    return None
+
+
+for _type in ("documents.upsert", "documents.delete", "documents.flush"):
+    register_task_handler(_type, _document_task)
+
+
+# --------------------------------------------------------------------------- rebuilds
+def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any] | None) -> None:
+    """Decide (once) the generation, the sequence to build up to and the mapping; kept in the payload."""
+    payload = ctx.claim.payload
+    if "generation" in payload:
+        return
+    with ctx.sessions.begin() as db:
+        index = db.scalar(select(Index).where(Index.id == ctx.claim.index_id).with_for_update())
+        if index is None:
+            raise TaskFailed("NOT_FOUND", "The index was deleted")
+        generation = max(index.serving_generation, index.building_generation or 0) + 1
+        upto = documents.reserve_seqs(db, index.id, 1) if session_id is not None else index.seq
+        payload["generation"] = generation
+        payload["upto"] = upto
+        payload["buildMapping"] = mapping if mapping is not None else index.mapping
+        db.execute(
+            update(Index).where(Index.id == index.id).values(building_generation=generation, status="reindexing")
+        )
+        queue.save_payload(db, ctx.claim)
+
+
+def _build(ctx: TaskContext, session_id: str | None) -> tuple[Index, int, dict[str, Any]]:
+    payload = ctx.claim.payload
+    index = _load_index(ctx.sessions, ctx.claim.index_id)
+    generation = int(payload["generation"])
+    mapping = payload["buildMapping"]
+    upto = int(payload["upto"])
+    ctx.bridge.ensure_open(spec_for(index, generation, mapping))
+    def checkpoint(done: int, total: int) -> None:
+        ctx.progress(done, total)
+
+    low = catch_up(
+        ctx.sessions, ctx.bridge, index_id=index.id, generation=generation, shards=index.shards, upto=upto,
+        flush_seq=0, source=Source(index.id, session_id), checkpoint=checkpoint,
+    )
+    if any(seq < upto for seq in low.values()):
+        raise TaskRetry(f"generation {generation} of {index.id} is behind {upto}: {low}")
+    ctx.checkpoint(force=True)
+    return index, generation, mapping
+
+
+def _swap(
+    ctx: TaskContext, generation: int, mapping: dict[str, Any], session_id: str | None, upto: int
+) -> dict[str, Any]:
+    claim = ctx.claim
+    with ctx.sessions.begin() as db:
+        # take the index row's lock first: uploads (which bump its sequence) wait for the swap
+        db.execute(update(Index).where(Index.id == claim.index_id).values(updated_at=utcnow()))
+        index = db.scalar(select(Index).where(Index.id == claim.index_id).with_for_update())
+        if index is None:
+            raise TaskFailed("NOT_FOUND", "The index was deleted")
+        old = index.serving_generation
+        if session_id is not None:
+            _replace_documents(db, index, session_id, upto)
+            session = db.get(ReplaceSession, session_id)
+            if session is not None:
+                session.status = "committed"
+                session.last_activity_at = utcnow()
+                if session.mapping is not None:
+                    index.mapping = session.mapping
+            db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
+        index.serving_generation = generation
+        index.serving_mapping = mapping
+        index.building_generation = None
+        index.status = "ready"
+        index.document_count = documents.live_count(db, index.id)
+        db.flush()
+        details = dict(claim.details)
+        details.pop("progress", None)
+        details["progress"] = 1.0
+        if session_id is not None:
+            details["indexed"] = index.document_count
+        else:
+            details["indexed"] = index.document_count
+        queue.finish(db, claim, "succeeded", details=details)
+    ctx.bridge.forget(claim.index_id, old)
+    if old != generation:
+        ctx.bridge.submit("drop", claim.index_id, old, delay=SWAP_DROP_DELAY)
+    return {"status": "succeeded"}
+
+
+def _replace_documents(db: Session, index: Index, session_id: str, upto: int) -> None:
+    """The documents table takes the staged catalog; changes made after the commit (seq > upto) stay."""
+    db.execute(
+        delete(Document)
+        .where(Document.index_id == index.id, Document.seq < upto)
+        .execution_options(synchronize_session=False)
+    )
+    if index.flush_seq > upto:
+        return  # flushed after the commit: the new catalog is gone too
+    s = StagedDocument
+    newer = exists().where(and_(Document.index_id == index.id, Document.doc_id == s.doc_id))
+    db.execute(
+        insert(Document).from_select(
+            ["index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at"],
+            select(
+                literal(index.id), s.doc_id, s.body, s.seq, s.shard_hash, literal(False), literal(utcnow(), Document.updated_at.type)
+            ).where(s.session_id == session_id, ~newer),
+        )
+    )
+
+
+def _cleanup_build(ctx: TaskContext) -> None:
+    payload = ctx.claim.payload
+    generation = payload.get("generation")
+    with ctx.sessions.begin() as db:
+        index = db.get(Index, ctx.claim.index_id)
+        if index is not None:
+            if generation is not None and index.building_generation == generation:
+                index.building_generation = None
+            index.status = "ready"
+            if ctx.claim.type == "mapping.update":
+                index.mapping = index.serving_mapping
+        session_id = payload.get("sessionId")
+        if session_id:
+            session = db.get(ReplaceSession, session_id)
+            if session is not None and session.status == "committing":
+                session.status = "failed"
+            db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
+    if generation is not None:
+        ctx.bridge.forget(ctx.claim.index_id, int(generation))
+        ctx.bridge.submit("drop", ctx.claim.index_id, int(generation))
+
+
+def _reindex(ctx: TaskContext) -> dict[str, Any]:
+    mapping = ctx.claim.payload.get("mapping") if ctx.claim.type == "mapping.update" else None
+    _plan_build(ctx, None, mapping)
+    _index, generation, build_mapping = _build(ctx, None)
+    return _swap(ctx, generation, build_mapping, None, int(ctx.claim.payload["upto"]))
+
+
+def _replace_commit(ctx: TaskContext) -> dict[str, Any]:
+    session_id = ctx.claim.payload.get("sessionId")
+    with ctx.sessions() as db:
+        session = db.get(ReplaceSession, session_id) if session_id else None
+        if session is None or session.status != "committing":
+            raise TaskFailed("CONFLICT", "The replace session is not being committed")
+        mapping = session.mapping
+    _plan_build(ctx, session_id, mapping)
+    _index, generation, build_mapping = _build(ctx, session_id)
+    return _swap(ctx, generation, build_mapping, session_id, int(ctx.claim.payload["upto"]))
+
+
+register_task_handler("index.reindex", _reindex, _cleanup_build)
+register_task_handler("mapping.update", _reindex, _cleanup_build)
+register_task_handler("replace.commit", _replace_commit, _cleanup_build)
+
+
+# --------------------------------------------------------------------------- feed sync
+def _parse_feed(content: bytes, fmt: str) -> list[Any]:
+    if fmt == "json":
+        data = orjson.loads(content)
+        if isinstance(data, dict):
+            for key in ("items", "products", "documents", "data"):
+                if isinstance(data.get(key), list):
+                    return list(data[key])
+            raise TaskFailed("VALIDATION_ERROR", "The JSON feed is not an array of documents")
+        if not isinstance(data, list):
+            raise TaskFailed("VALIDATION_ERROR", "The JSON feed is not an array of documents")
+        return data
+    if fmt == "jsonl":
+        out = []
+        for line in content.splitlines():
+            if line.strip():
+                out.append(orjson.loads(line))
+        return out
+    text = content.decode("utf-8-sig")
+    return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+
+
+def _coerce_csv_value(value: Any, field_type: str | None) -> Any:
+    if not isinstance(value, str) or field_type is None:
+        return value
+    if value == "":
+        return None
+    try:
+        if field_type == "integer":
+            return int(float(value))
+        if field_type == "float":
+            return float(value)
+        if field_type == "boolean":
+            return value.strip().lower() in ("1", "true", "yes", "y")
+        if field_type == "keyword[]":
+            return [v.strip() for v in value.split("|") if v.strip()]
+    except ValueError:
+        return value
+    return value
+
+
+def _apply_field_map(items: list[Any], field_map: dict[str, str], mapping: dict[str, Any], fmt: str) -> list[Any]:
+    fields = mapping.get("fields") or {}
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            out.append(item)
+            continue
+        doc = dict(item)
+        for source, target in field_map.items():
+            if source in doc:
+                value = doc.pop(source)
+                doc[target] = value
+        if fmt == "csv":
+            doc = {k: _coerce_csv_value(v, (fields.get(k) or {}).get("type")) for k, v in doc.items()}
+            doc = {k: v for k, v in doc.items() if v is not None}
+        out.append(doc)
+    return out
+
+
+def _download(url: str) -> bytes:
+    with httpx.Client(timeout=FEED_TIMEOUT, follow_redirects=False) as client, client.stream("GET", url) as response:
+        if response.status_code >= 400:
+            raise TaskFailed("FEED_UNAVAILABLE", f"The feed answered HTTP {response.status_code}")
+        chunks = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > FEED_MAX_BYTES:
+                raise TaskFailed("PAYLOAD_TOO_LARGE", "The feed is too large")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
+    claim = ctx.claim
+    session_id = claim.payload.get("sessionId")
+    if session_id is None:
+        index = _load_index(ctx.sessions, claim.index_id)
+        feed = index.feed
+        if not feed:
+            raise TaskFailed("CONFLICT", "No data source is configured")
+        if index.integration:
+            raise TaskFailed("INDEX_HAS_INTEGRATION", "An integration is connected to this index")
+        try:
+            check_feed_url(feed["url"], ctx.settings)
+        except ServiceError as exc:
+            raise TaskFailed(str(exc.code), exc.message) from exc
+        try:
+            content = _download(feed["url"])
+        except httpx.HTTPError as exc:
+            raise TaskFailed("FEED_UNAVAILABLE", f"The feed could not be downloaded: {type(exc).__name__}") from exc
+        ctx.checkpoint(force=True)
+        try:
+            items = _parse_feed(content, feed.get("format", "json"))
+        except (orjson.JSONDecodeError, UnicodeDecodeError, csv.Error) as exc:
+            raise TaskFailed("VALIDATION_ERROR", f"The feed could not be parsed: {exc}") from exc
+        items = _apply_field_map(items, feed.get("fieldMap") or {}, index.mapping, feed.get("format", "json"))
+        valid: list[tuple[str, dict[str, Any]]] = []
+        errors: list[dict[str, Any]] = []
+        for i, item in enumerate(items):
+            try:
+                valid.extend(documents.validate_documents([item], index.mapping))
+            except ServiceError as exc:
+                for detail in exc.details or []:
+                    if len(errors) < 20:
+                        errors.append({"path": f"[{i}]{detail['path'][3:]}", "message": detail["message"]})
+        claim.details.update({"received": len(items), "skipped": len(items) - len(valid)})
+        if errors:
+            claim.details["errors"] = errors
+        with ctx.sessions.begin() as db:
+            index_row = db.get(Index, claim.index_id)
+            if index_row is None:
+                raise TaskFailed("NOT_FOUND", "The index was deleted")
+            session = documents.create_session(db, index_row, None, source="feed")
+            session.status = "committing"
+            session.task_id = claim.id
+            for start in range(0, len(valid), 1000):
+                documents.stage_documents(db, index_row, session, valid[start : start + 1000])
+            session.document_count = len({doc_id for doc_id, _ in valid})
+            claim.payload["sessionId"] = session.id
+            queue.save_payload(db, claim)
+        session_id = claim.payload["sessionId"]
+    _plan_build(ctx, session_id, None)
+    _index, generation, build_mapping = _build(ctx, session_id)
+    result = _swap(ctx, generation, build_mapping, session_id, int(claim.payload["upto"]))
+    with ctx.sessions.begin() as db:
+        index_row = db.get(Index, claim.index_id)
+        if index_row is not None and index_row.feed:
+            feed = dict(index_row.feed)
+            feed["lastSyncAt"] = isoformat(utcnow())
+            feed["lastTaskId"] = claim.id
+            index_row.feed = feed
+    return result
+
+
+register_task_handler("feed.sync", _feed_sync, _cleanup_build)
+
+
+# --------------------------------------------------------------------------- maintenance
+def _expire_sessions(sessions: sessionmaker[Session], _bridge: ShardBridge) -> None:
+    with sessions.begin() as db:
+        documents.expire_idle_sessions(db)
+        documents.purge_idempotency(db)
+
+
+def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> None:
+    from datetime import datetime, timedelta
+
+    from control_plane.task import service as tasks
+
+    now = utcnow()
+    with sessions.begin() as db:
+        for index in db.scalars(select(Index).where(Index.feed.is_not(None))):
+            feed = index.feed or {}
+            every = {"hourly": timedelta(hours=1), "daily": timedelta(days=1)}.get(feed.get("schedule", "manual"))
+            if every is None or index.integration:
+                continue
+            last = feed.get("lastSyncAt")
+            if last and datetime.fromisoformat(last.replace("Z", "+00:00")) + every > now:
+                continue
+            if db.scalar(select(Task.id).where(Task.index_id == index.id, Task.type == "feed.sync",
+                                               Task.status.in_(("enqueued", "processing")))):
+                continue
+            task = tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="feed.sync")
+            feed = dict(feed)
+            feed["lastSyncAt"] = isoformat(now)
+            feed["lastTaskId"] = task.id
+            index.feed = feed
+
+
+register_maintenance(_expire_sessions)
+register_maintenance(_schedule_feeds)

@@ -1,0 +1,323 @@
+"""The task runner: claims tasks and runs their handlers, several indices in parallel.
+
+It runs in-process in ``shopsearch serve`` (started by the app's startup hook when
+``settings.run_task_runner``) and as ``shopsearch worker`` processes (several at once on PostgreSQL).
+A claim loop thread takes tasks while worker slots are free (never two of one index, see
+:mod:`control_plane.task.queue`); it wakes on an in-process event (set when a request enqueues)
+and otherwise polls every ``poll_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from control_plane.index.shards import ShardBridge
+from control_plane.task import queue
+from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
+from control_plane.task.service import add_waker, remove_waker
+from shared.ids import new_id
+from shared.settings import Settings
+
+log = logging.getLogger("shopsearch.tasks")
+
+MAX_ATTEMPTS = 50
+MAINTENANCE_SECONDS = 30.0
+
+
+class TaskContext:
+    """What a handler gets: the claim, the database, the shards, and checkpoints."""
+
+    def __init__(self, runner: TaskRunner, claim: Claim) -> None:
+        self.runner = runner
+        self.claim = claim
+        self.sessions = runner.sessions
+        self.bridge = runner.bridge
+        self.settings = runner.settings
+        self._last_renew = time.monotonic()
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return self.claim.details
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return self.claim.payload
+
+    def checkpoint(self, force: bool = False) -> None:
+        """Renew the lease when due (raises LeaseLost) and stop if cancellation was requested."""
+        now = time.monotonic()
+        if not force and now - self._last_renew < self.claim.lease_seconds / 4:
+            return
+        self._last_renew = now
+        if queue.renew(self.sessions, self.claim, details=dict(self.claim.details)):
+            raise TaskCanceled(self.claim.id)
+        hook = self.runner.checkpoint_hook
+        if hook is not None:
+            hook(self)
+
+    def progress(self, done: int, total: int) -> None:
+        self.claim.details["progress"] = round(min(1.0, done / total), 4) if total else 1.0
+        self.checkpoint()
+
+
+Handler = Callable[[TaskContext], dict[str, Any] | None]
+HANDLERS: dict[str, Handler] = {}
+# Called when a handler is canceled or fails, to undo partial work (drop a half-built generation).
+CLEANUPS: dict[str, Callable[[TaskContext], None]] = {}
+MAINTENANCE: list[Callable[[sessionmaker[Session], ShardBridge], None]] = []
+
+
+def register_task_handler(
+    task_type: str, handler: Handler, cleanup: Callable[[TaskContext], None] | None = None
+) -> None:
+    HANDLERS[task_type] = handler
+    if cleanup is not None:
+        CLEANUPS[task_type] = cleanup
+
+
+def register_maintenance(fn: Callable[[sessionmaker[Session], ShardBridge], None]) -> None:
+    if fn not in MAINTENANCE:
+        MAINTENANCE.append(fn)
+
+
+class TaskRunner:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        bridge: ShardBridge,
+        settings: Settings,
+        *,
+        concurrency: int = 4,
+        lease_seconds: float = 30.0,
+        poll_interval: float = 0.1,
+        name: str | None = None,
+        maintenance: bool = True,
+    ) -> None:
+        from control_plane.task import handlers  # noqa: F401 - registers the built-in handlers
+
+        self.sessions = sessions
+        self.bridge = bridge
+        self.settings = settings
+        self.concurrency = max(1, concurrency)
+        self.lease_seconds = lease_seconds
+        self.poll_interval = poll_interval
+        self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{new_id('run')}"
+        self.maintenance = maintenance
+        self.checkpoint_hook: Callable[[TaskContext], None] | None = None
+        self._event = threading.Event()
+        self._stop = threading.Event()
+        self._paused = 0
+        self._lock = threading.Lock()
+        self._busy: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._last_maintenance = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="task")
+        self._thread = threading.Thread(target=self._loop, name="task-claimer", daemon=True)
+        self._thread.start()
+        add_waker(self.wake)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        remove_waker(self.wake)
+        self._stop.set()
+        self._event.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def wake(self) -> None:
+        self._event.set()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No new claims while inside (tasks already running finish)."""
+        with self._lock:
+            self._paused += 1
+        try:
+            while True:
+                with self._lock:
+                    if not self._busy:
+                        break
+                time.sleep(0.02)
+            yield
+        finally:
+            with self._lock:
+                self._paused -= 1
+            self.wake()
+
+    def run_forever(self) -> None:
+        """Run until interrupted (``shopsearch worker``)."""
+        self.start()
+        try:
+            while not self._stop.wait(0.5):
+                pass
+        finally:
+            self.stop()
+
+    # ------------------------------------------------------------------ claiming
+    def _loop(self) -> None:
+        quick_polls = 0
+        while not self._stop.is_set():
+            try:
+                self._maybe_maintain()
+                claimed = self._claim_some()
+            except Exception:  # noqa: BLE001 - a database hiccup must not kill the runner
+                log.warning("claiming tasks failed", exc_info=True)
+                claimed = False
+                time.sleep(0.5)
+            if claimed:
+                quick_polls = 5
+                continue
+            if quick_polls > 0:
+                # right after a wake-up the enqueuing transaction may not have committed yet
+                quick_polls -= 1
+                if self._event.wait(0.02):
+                    self._event.clear()
+                    quick_polls = 10
+                continue
+            if self._event.wait(self.poll_interval):
+                self._event.clear()
+                quick_polls = 10
+
+    def _claim_some(self) -> bool:
+        with self._lock:
+            if self._paused or len(self._busy) >= self.concurrency:
+                return False
+            busy = set(self._busy)
+        claim = queue.claim_next(self.sessions, self.owner, self.lease_seconds, busy)
+        if claim is None:
+            return False
+        with self._lock:
+            self._busy.add(claim.index_id)
+        assert self._pool is not None
+        self._pool.submit(self._run_and_release, claim)
+        return True
+
+    def _run_and_release(self, claim: Claim) -> None:
+        try:
+            self.run_claim(claim)
+        finally:
+            with self._lock:
+                self._busy.discard(claim.index_id)
+            self._event.set()
+
+    def claim(self, exclude: set[str] | None = None) -> Claim | None:
+        """Claim one task (tests and tools)."""
+        return queue.claim_next(self.sessions, self.owner, self.lease_seconds, exclude)
+
+    # ------------------------------------------------------------------ running
+    def run_claim(self, claim: Claim) -> str:
+        """Run one claimed task to its end; returns its final status ('' when the lease was lost)."""
+        ctx = TaskContext(self, claim)
+        handler = HANDLERS.get(claim.type)
+        try:
+            if handler is None:
+                raise TaskFailed("INTERNAL", f"No handler for task type {claim.type}")
+            result = handler(ctx)
+            if result is not None:
+                # the handler finished the task itself (a swap committed with the success)
+                return str(result.get("status", "succeeded"))
+            with self.sessions.begin() as db:
+                queue.finish(db, claim, "succeeded", details=_final_details(claim.details))
+            return "succeeded"
+        except LeaseLost:
+            log.warning("task %s: lease lost, another runner resumes it", claim.id)
+            return ""
+        except TaskCanceled:
+            self._cleanup(ctx)
+            return self._end(claim, "canceled", None)
+        except TaskFailed as exc:
+            self._cleanup(ctx)
+            return self._end(claim, "failed", {"code": exc.code, "message": exc.message})
+        except TaskRetry as exc:
+            return self._retry(ctx, str(exc))
+        except Exception as exc:  # noqa: BLE001
+            if _transient(exc) and claim.attempts < MAX_ATTEMPTS:
+                return self._retry(ctx, repr(exc))
+            log.exception("task %s (%s) failed", claim.id, claim.type)
+            self._cleanup(ctx)
+            return self._end(claim, "failed", {"code": "INTERNAL", "message": f"The task failed: {type(exc).__name__}"})
+
+    def _retry(self, ctx: TaskContext, why: str) -> str:
+        claim = ctx.claim
+        if claim.attempts >= MAX_ATTEMPTS:
+            self._cleanup(ctx)
+            return self._end(claim, "failed", {"code": "UNAVAILABLE", "message": "Search workers stayed unavailable"})
+        log.warning("task %s: transient failure (%s), retrying", claim.id, why)
+        try:
+            queue.release(self.sessions, claim, retry_in=min(10.0, 0.2 * claim.attempts))
+        except Exception:  # noqa: BLE001
+            log.warning("releasing task %s failed", claim.id, exc_info=True)
+        return "processing"
+
+    def _cleanup(self, ctx: TaskContext) -> None:
+        cleanup = CLEANUPS.get(ctx.claim.type)
+        if cleanup is None:
+            return
+        try:
+            cleanup(ctx)
+        except Exception:  # noqa: BLE001
+            log.warning("clean-up of task %s failed", ctx.claim.id, exc_info=True)
+
+    def _end(self, claim: Claim, status: str, error: dict[str, Any] | None) -> str:
+        try:
+            with self.sessions.begin() as db:
+                details = dict(claim.details)
+                details.pop("progress", None)
+                queue.finish(db, claim, status, details=details, error=error)
+        except LeaseLost:
+            return ""
+        return status
+
+    def _maybe_maintain(self) -> None:
+        if not self.maintenance or time.monotonic() - self._last_maintenance < MAINTENANCE_SECONDS:
+            return
+        self._last_maintenance = time.monotonic()
+        for fn in MAINTENANCE:
+            try:
+                fn(self.sessions, self.bridge)
+            except Exception:  # noqa: BLE001
+                log.warning("maintenance %s failed", getattr(fn, "__name__", fn), exc_info=True)
+
+
+def _final_details(details: dict[str, Any]) -> dict[str, Any]:
+    out = dict(details)
+    if "progress" in out:
+        out["progress"] = 1.0
+    return out
+
+
+def _transient(exc: BaseException) -> bool:
+    from search_workers.host import HostError
+
+    if isinstance(exc, HostError):
+        return True
+    try:
+        from sqlalchemy.exc import DBAPIError
+
+        if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+            return True
+        from sqlalchemy.exc import OperationalError
+
+        return isinstance(exc, OperationalError)
+    except ImportError:  # pragma: no cover
+        return False

@@ -1,0 +1,111 @@
+"""Helpers shared by the indexing tests (indices, documents, tasks, basic search)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tests.factories import Account, bearer, make_account, make_key, make_project
+
+FINAL = ("succeeded", "failed", "canceled")
+
+PRODUCT_MAPPING: dict[str, Any] = {
+    "idField": "id",
+    "fields": {
+        "name": {"type": "text", "searchable": True},
+        "brand": {"type": "keyword", "searchable": True, "filterable": True, "facetable": True},
+        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
+        "stock": {"type": "integer", "filterable": True},
+        "inStock": {"type": "boolean", "filterable": True},
+        "tags": {"type": "keyword[]", "facetable": True, "filterable": True},
+    },
+}
+
+
+@dataclass
+class Tenant:
+    account: Account
+    project_id: str
+    key: str
+    read_key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return bearer(self.key)
+
+    @property
+    def read_headers(self) -> dict[str, str]:
+        return bearer(self.read_key)
+
+    def url(self, index_id: str | None = None, suffix: str = "") -> str:
+        base = f"/v1/projects/{self.project_id}/indices"
+        if index_id is None:
+            return base + suffix
+        return f"{base}/{index_id}{suffix}"
+
+    @property
+    def tasks_url(self) -> str:
+        return f"/v1/projects/{self.project_id}/tasks"
+
+
+def make_tenant(app: Any) -> Tenant:
+    account = make_account(app)
+    project_id = make_project(app, account)
+    return Tenant(account, project_id, make_key(app, project_id, access="full"), make_key(app, project_id, access="read"))
+
+
+def create_index(client: Any, tenant: Tenant, name: str = "products", **body: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"name": name, "mapping": PRODUCT_MAPPING}
+    payload.update(body)
+    response = client.post(tenant.url(), json=payload, headers=tenant.headers)
+    assert response.status_code == 201, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def wait_task(client: Any, headers: dict[str, str], project_id: str, task_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    """Poll a task until it reaches a final state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = client.get(f"/v1/projects/{project_id}/tasks/{task_id}", headers=headers)
+        assert response.status_code == 200, response.text
+        task = response.json()
+        if task["status"] in FINAL:
+            return task  # type: ignore[no-any-return]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"task {task_id} still {task['status']} after {timeout}s: {task}")
+        time.sleep(0.03)
+
+
+def products(n: int, start: int = 0, **extra: Any) -> list[dict[str, Any]]:
+    brands = ["Acme", "Zed", "Nova", "Orbit"]
+    return [
+        {
+            "id": f"p{i}",
+            "name": f"Product {i} {'phone' if i % 2 else 'laptop'}",
+            "brand": brands[i % len(brands)],
+            "price": float(10 + i),
+            "stock": i % 7,
+            "inStock": bool(i % 3),
+            "tags": ["new"] if i % 5 == 0 else ["sale"],
+            **extra,
+        }
+        for i in range(start, start + n)
+    ]
+
+
+def upload(client: Any, tenant: Tenant, index_id: str, docs: list[dict[str, Any]], wait: bool = True) -> dict[str, Any]:
+    response = client.post(tenant.url(index_id, "/documents"), json=docs, headers=tenant.headers)
+    assert response.status_code == 202, response.text
+    task_id = response.json()["taskId"]
+    if not wait:
+        return {"taskId": task_id}
+    task = wait_task(client, tenant.headers, tenant.project_id, task_id)
+    assert task["status"] == "succeeded", task
+    return task
+
+
+def search(client: Any, tenant: Tenant, index_id: str, **body: Any) -> dict[str, Any]:
+    response = client.post(tenant.url(index_id, "/search"), json=body, headers=tenant.headers)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
