@@ -38,6 +38,37 @@ def validation_details(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"path": dotted_path(e.get("loc", ())), "message": e.get("msg", "invalid")} for e in errors]
 
 
+def profile_validation_error(errors: list[dict[str, Any]], under: str | None = None) -> ServiceError:
+    """Body errors of a profile (or of the inline ``profile`` of a search) are PROFILE_INVALID.
+
+    Paths are given relative to the profile (``queryFields.title``), as for a saved profile.
+    """
+    profile_errors, other = [], []
+    for error in errors:
+        loc = list(error.get("loc", ()))
+        if loc and loc[0] == "body":
+            loc = loc[1:]
+        if under is None:
+            profile_errors.append({**error, "loc": loc})
+        elif loc and loc[0] == under:
+            profile_errors.append({**error, "loc": loc[1:]})
+        else:
+            other.append(error)
+    if other or not profile_errors:
+        return ServiceError(ErrorCode.VALIDATION_ERROR, "The request is not valid", validation_details(errors))
+    return ServiceError(ErrorCode.PROFILE_INVALID, "The search profile is invalid", validation_details(profile_errors))
+
+
+def validation_error_as(chooser: Any) -> Any:
+    """Decorate an endpoint so its body validation failures are rendered by ``chooser(errors)``."""
+
+    def decorate(endpoint: Any) -> Any:
+        endpoint.validation_error = chooser
+        return endpoint
+
+    return decorate
+
+
 _STATUS_CODES = {
     404: ErrorCode.NOT_FOUND,
     405: ErrorCode.METHOD_NOT_ALLOWED,
@@ -54,13 +85,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONBody:
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONBody:
         errors = list(exc.errors())
         if any(e.get("type") == "json_invalid" for e in errors):
             message = "Malformed JSON body"
-        else:
-            message = "The request is not valid"
-        return error_response(ServiceError(ErrorCode.VALIDATION_ERROR, message, validation_details(errors)))
+            return error_response(ServiceError(ErrorCode.VALIDATION_ERROR, message, validation_details(errors)))
+        route = request.scope.get("route")
+        chooser = getattr(getattr(route, "endpoint", None), "validation_error", None)
+        if chooser is not None:
+            return error_response(chooser(errors))
+        return error_response(
+            ServiceError(ErrorCode.VALIDATION_ERROR, "The request is not valid", validation_details(errors))
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONBody:

@@ -18,6 +18,7 @@ class SharedState(Protocol):
     def get(self, key: str) -> bytes | None: ...
     def set(self, key: str, value: bytes, ttl_seconds: int) -> None: ...
     def delete(self, key: str) -> None: ...
+    def incr(self, key: str) -> int: ...
     def ping(self) -> bool: ...
 
 
@@ -53,6 +54,13 @@ class MemoryState:
         with self._lock:
             self._values.pop(key, None)
 
+    def incr(self, key: str) -> int:
+        with self._lock:
+            current = self._live(key)
+            value = int(current or b"0") + 1
+            self._values[key] = (str(value).encode(), float("inf"))
+            return value
+
     def ping(self) -> bool:
         return True
 
@@ -77,6 +85,9 @@ class RedisState:
 
     def delete(self, key: str) -> None:
         self.client.delete(self.prefix + key)
+
+    def incr(self, key: str) -> int:
+        return int(self.client.incr(self.prefix + key))  # type: ignore[arg-type]
 
     def ping(self) -> bool:
         try:

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from control_plane.profile.models import Profile
+
+
+def list_for_index(db: Session, project_id: str, index_id: str, after: str | None, limit: int) -> list[Profile]:
+    query = select(Profile).where(Profile.project_id == project_id, Profile.index_id == index_id)
+    if after:
+        query = query.where(Profile.id > after)
+    return list(db.scalars(query.order_by(Profile.id).limit(limit)))
+
+
+def get(db: Session, project_id: str, index_id: str, profile_id: str) -> Profile | None:
+    return db.scalar(
+        select(Profile).where(
+            Profile.id == profile_id, Profile.project_id == project_id, Profile.index_id == index_id
+        )
+    )
+
+
+def by_name(db: Session, index_id: str, name: str) -> Profile | None:
+    return db.scalar(select(Profile).where(Profile.index_id == index_id, Profile.name == name))
+
+
+def by_key(db: Session, profile_key: str) -> Profile | None:
+    return db.scalar(select(Profile).where(Profile.profile_key == profile_key))

@@ -1,0 +1,70 @@
+"""Wire models of search profiles (CONTRACT §5)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Camel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class QueryField(Camel):
+    weight: int = Field(1, ge=1, le=100)
+    typo: bool = True
+    prefix: bool = True
+
+
+class TypoTolerance(Camel):
+    enabled: bool = True
+    min_word_size_one_typo: int = Field(4, ge=1, le=20)
+    min_word_size_two_typos: int = Field(8, ge=1, le=40)
+
+
+class SortOption(Camel):
+    key: str = Field(min_length=1, max_length=100)
+    label: str = Field("", max_length=200)
+    sort: list[str] = Field(min_length=1, max_length=5)
+
+
+class Boost(Camel):
+    field: str
+    modifier: Literal["none", "log1p", "sqrt"] = "log1p"
+    weight: float = Field(1.0, ge=0, le=100)
+
+
+class ProfileSettings(Camel):
+    """Everything of a profile but its identity: what an inline profile carries."""
+
+    query_fields: dict[str, QueryField] = Field(default_factory=dict)
+    operator: Literal["and", "or"] = "and"
+    typo_tolerance: TypoTolerance = Field(default_factory=TypoTolerance)
+    filters: dict[str, Any] | None = None
+    facets: list[str] | None = None
+    sort_options: list[SortOption] = Field(default_factory=list)
+    default_sort: str | None = None
+    per_page: int = Field(20, ge=1, le=100)
+    retrieve: list[str] | None = None
+    highlight: list[str] | None = None
+    boosts: list[Boost] = Field(default_factory=list)
+    synonyms: bool = True
+    rules: bool = True
+    analytics: bool = True
+
+
+class ProfileCreate(ProfileSettings):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ProfileOut(ProfileSettings):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str
+    profile_key: str
+    name: str
+    index_id: str
+    created_at: str
+    updated_at: str

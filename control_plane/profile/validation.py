@@ -1,0 +1,109 @@
+"""Checks a profile against its index's mapping; every fault is a ``PROFILE_INVALID`` detail path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_plane.profile.schemas import ProfileSettings
+from shared.errors import ErrorCode, ServiceError
+
+NUMERIC = {"integer", "float"}
+TEXTUAL = {"text", "keyword", "keyword[]"}
+
+
+def _fields(mapping: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(mapping.get("fields") or {})
+
+
+def filter_fields(filters: Any, prefix: str = "filters") -> list[tuple[str, str]]:
+    """(field, path) pairs a FILTER names, ``not`` included."""
+    out: list[tuple[str, str]] = []
+    if not isinstance(filters, dict):
+        return out
+    for name, value in filters.items():
+        if name == "not":
+            out.extend(filter_fields(value, f"{prefix}.not"))
+        else:
+            out.append((name, f"{prefix}.{name}"))
+    return out
+
+
+def profile_field_uses(settings: ProfileSettings) -> list[tuple[str, str, str]]:
+    """(field, path, capability) for every field a profile uses — for validation and the usage registry."""
+    uses: list[tuple[str, str, str]] = []
+    for name in settings.query_fields:
+        uses.append((name, f"queryFields.{name}", "searchable"))
+    for name, path in filter_fields(settings.filters):
+        if name != "id":
+            uses.append((name, path, "filterable"))
+    for i, name in enumerate(settings.facets or []):
+        uses.append((name, f"facets.{i}", "facetable"))
+    for i, option in enumerate(settings.sort_options):
+        for j, spec in enumerate(option.sort):
+            name = spec.split(":", 1)[0]
+            if name not in ("_score", "relevance"):
+                uses.append((name, f"sortOptions.{i}.sort.{j}", "sortable"))
+    for i, name in enumerate(settings.retrieve or []):
+        uses.append((name, f"retrieve.{i}", "exists"))
+    for i, name in enumerate(settings.highlight or []):
+        uses.append((name, f"highlight.{i}", "text"))
+    for i, boost in enumerate(settings.boosts):
+        uses.append((boost.field, f"boosts.{i}.field", "numeric"))
+    return uses
+
+
+def capability_problem(spec: dict[str, Any] | None, capability: str, id_field: str, name: str) -> str | None:
+    """Why a mapped field cannot serve ``capability``, or None when it can."""
+    if spec is None:
+        return None if (capability == "exists" and name == id_field) else "unknown field"
+    ftype = spec.get("type")
+    if capability == "searchable" and not (ftype in TEXTUAL and spec.get("searchable", ftype == "text")):
+        return "field is not searchable"
+    if capability == "filterable" and not (spec.get("filterable") or spec.get("facetable")):
+        return "field is not filterable"
+    if capability == "facetable" and not spec.get("facetable"):
+        return "field is not facetable"
+    if capability == "sortable" and not spec.get("sortable"):
+        return "field is not sortable"
+    if capability == "text" and ftype not in TEXTUAL:
+        return "only text and keyword fields can be highlighted"
+    if capability == "numeric" and ftype not in NUMERIC:
+        return "boost field must be an integer or float field"
+    return None
+
+
+def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None:
+    fields = _fields(mapping)
+    id_field = str(mapping.get("idField") or "id")
+    details: list[dict[str, str]] = []
+    for name, path, capability in profile_field_uses(settings):
+        problem = capability_problem(fields.get(name), capability, id_field, name)
+        if problem:
+            details.append({"path": path, "message": f"{name}: {problem}"})
+    for i, option in enumerate(settings.sort_options):
+        for j, spec in enumerate(option.sort):
+            direction = spec.split(":", 1)[1] if ":" in spec else "asc"
+            if direction not in ("asc", "desc"):
+                details.append({"path": f"sortOptions.{i}.sort.{j}", "message": "direction must be asc or desc"})
+    keys = [o.key for o in settings.sort_options]
+    if len(set(keys)) != len(keys):
+        details.append({"path": "sortOptions", "message": "sort option keys must be unique"})
+    if settings.default_sort is not None and settings.default_sort not in keys:
+        details.append({"path": "defaultSort", "message": "must be the key of one of sortOptions"})
+    tt = settings.typo_tolerance
+    if tt.min_word_size_two_typos < tt.min_word_size_one_typo:
+        details.append(
+            {"path": "typoTolerance.minWordSizeTwoTypos", "message": "must be at least minWordSizeOneTypo"}
+        )
+    if details:
+        raise ServiceError(ErrorCode.PROFILE_INVALID, "The search profile is invalid", details)
+
+
+def default_settings(mapping: dict[str, Any]) -> ProfileSettings:
+    """What a search with no profile uses: every searchable field, weight 1."""
+    fields = {
+        name: {"weight": 1}
+        for name, spec in _fields(mapping).items()
+        if capability_problem(spec, "searchable", "", name) is None
+    }
+    return ProfileSettings.model_validate({"queryFields": fields})
