@@ -22,7 +22,7 @@ def parse_settings(raw: dict[str, Any]) -> ProfileSettings:
     try:
         return ProfileSettings.model_validate(raw)
     except ValidationError as exc:
-        raise profile_validation_error(list(exc.errors())) from exc
+        raise profile_validation_error([dict(e) for e in exc.errors()]) from exc
 
 
 def settings_of(profile: Profile) -> ProfileSettings:
