@@ -34,6 +34,7 @@ class ShardBridge:
         self._open_lock = threading.Lock()
         self.host: ShardHost = host if host is not None else self._run(self._make(settings))
         self.closed = False
+        self._background: set[Any] = set()
 
     @staticmethod
     async def _make(settings: Settings) -> ShardHost:
@@ -67,7 +68,9 @@ class ShardBridge:
                 log.warning("background shard call %s%r failed", name, args, exc_info=True)
 
         if not self.closed:
-            asyncio.run_coroutine_threadsafe(run(), self._loop)
+            future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+            self._background.add(future)
+            future.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------------ helpers
     def ensure_open(self, spec: ShardSpec, force: bool = False) -> None:
@@ -110,6 +113,16 @@ class ShardBridge:
             self.call("close", timeout=30)
         except Exception:  # noqa: BLE001
             log.warning("closing the shard host failed", exc_info=True)
+        for future in list(self._background):
+            future.cancel()
+
+        async def settle() -> None:
+            await asyncio.sleep(0)
+
+        try:
+            self._run(settle(), timeout=5)
+        except Exception:  # noqa: BLE001
+            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
 
