@@ -15,6 +15,7 @@ from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.index.endpoints import router as index_router
 from control_plane.index.lifecycle import start_indexing, stop_indexing
 from control_plane.org.endpoints import router as org_router
+from control_plane.profile.endpoints import router as profile_router
 from control_plane.project.endpoints import router as project_router
 from control_plane.runtime import Runtime
 from control_plane.search.endpoints import router as search_router
@@ -62,4 +63,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(document_router, prefix="/v1")
     app.include_router(task_router, prefix="/v1")
     app.include_router(search_router, prefix="/v1")
+    app.include_router(profile_router, prefix="/v1")
     return app

@@ -6,6 +6,7 @@ from control_plane.db import Base
 from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
 from control_plane.index.models import Index
 from control_plane.org.models import Membership, Organization
+from control_plane.profile.models import Profile
 from control_plane.project.models import Project
 from control_plane.task.models import Task
 
@@ -22,6 +23,7 @@ __all__ = [
     "ImpersonationCode",
     "Membership",
     "Organization",
+    "Profile",
     "Project",
     "RefreshToken",
     "SessionFamily",

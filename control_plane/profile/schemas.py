@@ -68,3 +68,10 @@ class ProfileOut(ProfileSettings):
     index_id: str
     created_at: str
     updated_at: str
+
+
+class ProfileList(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    items: list[ProfileOut]
+    next_cursor: str | None

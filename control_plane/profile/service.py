@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from control_plane.db import isoformat, utcnow
@@ -13,6 +14,7 @@ from control_plane.profile import repository
 from control_plane.profile.models import Profile
 from control_plane.profile.schemas import ProfileCreate, ProfileOut, ProfileSettings
 from control_plane.profile.validation import profile_field_uses, validate_profile
+from control_plane.usage import register_usage_provider
 from shared.errors import conflict, not_found
 from shared.ids import new_handle, new_id
 
@@ -45,7 +47,7 @@ def to_out(profile: Profile) -> dict[str, Any]:
 
 
 def _stored(body: ProfileSettings) -> dict[str, Any]:
-    return ProfileSettings.model_validate(body.model_dump(by_alias=True)).model_dump(by_alias=True, mode="json")
+    return body.model_dump(by_alias=True, mode="json", exclude={"name"})
 
 
 def create(db: Session, project_id: str, index_id: str, mapping: dict[str, Any], body: ProfileCreate) -> Profile:
@@ -92,15 +94,22 @@ def delete(db: Session, project_id: str, index_id: str, profile_id: str) -> None
     db.flush()
 
 
-def usage_of_index(db: Session, index_id: str) -> list[dict[str, str]]:
-    """Every field use of the index's profiles, for the usage registry (kind ``profile``)."""
-    from sqlalchemy import select
+# Capabilities the usage registry checks as mapping flags; the others only need the field to exist.
+_FLAG_NEEDS = {"searchable", "facetable", "sortable"}
 
-    uses: list[dict[str, str]] = []
-    for profile in db.scalars(select(Profile).where(Profile.index_id == index_id)):
+
+@register_usage_provider
+def profile_uses(db: Session, index: Any) -> list[dict[str, Any]]:
+    """Every field use of the index's profiles, for the usage registry (kind ``profile``)."""
+    fields = (index.mapping or {}).get("fields") or {}
+    uses: list[dict[str, Any]] = []
+    for profile in db.scalars(select(Profile).where(Profile.index_id == index.id)):
         for field, path, capability in profile_field_uses(settings_of(profile)):
+            needs: str | None = capability if capability in _FLAG_NEEDS else None
+            if capability == "filterable":
+                needs = "filterable" if (fields.get(field) or {}).get("filterable") else "facetable"
             uses.append(
                 {"field": field, "kind": "profile", "id": profile.id, "name": profile.name, "path": path,
-                 "needs": capability}
+                 "needs": needs}
             )
     return uses

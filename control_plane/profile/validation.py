@@ -57,7 +57,7 @@ def capability_problem(spec: dict[str, Any] | None, capability: str, id_field: s
     if spec is None:
         return None if (capability == "exists" and name == id_field) else "unknown field"
     ftype = spec.get("type")
-    if capability == "searchable" and not (ftype in TEXTUAL and spec.get("searchable", ftype == "text")):
+    if capability == "searchable" and not (ftype in TEXTUAL and spec.get("searchable")):
         return "field is not searchable"
     if capability == "filterable" and not (spec.get("filterable") or spec.get("facetable")):
         return "field is not filterable"
