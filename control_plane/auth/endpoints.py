@@ -37,7 +37,7 @@ router = APIRouter(prefix="/auth", tags=["auth"])
 
 REFRESH_COOKIE = "shopsearch_refresh"
 COOKIE_PATH = "/v1/auth"
-RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, include_in_schema=False)]
+RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, description="The refresh token set by login")]
 
 
 def _send(background: BackgroundTasks, runtime: Runtime, mail: service.Mail | None) -> None:
