@@ -192,6 +192,7 @@ class MemIndex:
         self.surfaces: dict[str, str] = {}  # unstemmed word -> its term (typo matching)
         self._seen_chunks: set[str] = set()
         self._touched: set[tuple[str, str]] = set()
+        self.expansion_cache: dict = {}  # query.py: typo/prefix expansions per term dictionary size
         self.version = 0  # bumped on every change (query caches)
 
     # -- capacity --------------------------------------------------------------------------

@@ -96,8 +96,26 @@ def _deletes(word: str) -> set[str]:
     return {word[:i] + word[i + 1:] for i in range(len(word))}
 
 
+def _cached(idx: MemIndex, key: tuple) -> tuple[dict, object]:
+    """Expansion cache, valid until the next change to the shard (``MemIndex.version``)."""
+    cache = idx.expansion_cache
+    if cache.get("__version__") != idx.version or len(cache) > 20000:
+        cache.clear()
+        cache["__version__"] = idx.version
+    return cache, cache.get(key)
+
+
 def typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, int]:
     """Terms within ``max_d`` (OSA) of any of ``words``, found via the deletion index."""
+    cache, hit = _cached(idx, ("typo", tuple(words), max_d))
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    out = _typo_candidates(idx, words, max_d)
+    cache[("typo", tuple(words), max_d)] = out
+    return out
+
+
+def _typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, int]:
     out: dict[str, int] = {}
     di = idx.del_index
     surfaces = idx.surfaces
@@ -126,6 +144,15 @@ def typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, in
 
 
 def prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[str]:
+    cache, hit = _cached(idx, ("prefix", tuple(prefixes), limit))
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    out = _prefix_candidates(idx, prefixes, limit)
+    cache[("prefix", tuple(prefixes), limit)] = out
+    return out
+
+
+def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[str]:
     terms = idx.sorted_terms
     found: set[str] = set()
     for p in dict.fromkeys(prefixes):
@@ -175,7 +202,7 @@ def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | Non
                     c.alts.append(Alt((t,), F_PREFIX, "prefix"))
         if typo_on and not a.numeric and len(a.raw) >= min1:
             max_d = 2 if len(a.raw) >= min2 else 1
-            cands = typo_candidates(idx, list(exact), max_d)
+            cands = typo_candidates(idx, sorted(exact), max_d)
             if len(cands) > MAX_TYPO_EXPANSIONS:
                 best = heapq.nsmallest(MAX_TYPO_EXPANSIONS, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0)))
                 cands = dict(best)
