@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
 from control_plane.document.endpoints import router as document_router
+from control_plane.cors import StorefrontCORS
 from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.index.endpoints import router as index_router
 from control_plane.index.lifecycle import start_indexing, stop_indexing
@@ -19,14 +20,16 @@ from control_plane.profile.endpoints import router as profile_router
 from control_plane.project.endpoints import router as project_router
 from control_plane.runtime import Runtime
 from control_plane.search.endpoints import router as search_router
+from control_plane.search.service import start_search, stop_search
 from control_plane.status.endpoints import router as status_router
+from control_plane.storefront.endpoints import router as storefront_router
 from control_plane.task.endpoints import router as task_router
 from shared.settings import Settings, get_settings
 
 # Start/stop hooks of parts that run beside the API (shard host, task runner), in start order.
 LifecycleHook = Callable[[Runtime], None]
-STARTUP_HOOKS: list[LifecycleHook] = [start_indexing]
-SHUTDOWN_HOOKS: list[LifecycleHook] = [stop_indexing]
+STARTUP_HOOKS: list[LifecycleHook] = [start_indexing, start_search]
+SHUTDOWN_HOOKS: list[LifecycleHook] = [stop_indexing, stop_search]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -54,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.runtime = runtime
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(StorefrontCORS)
     app.include_router(status_router)
     app.include_router(auth_router, prefix="/v1")
     app.include_router(org_router, prefix="/v1")
@@ -64,4 +68,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(task_router, prefix="/v1")
     app.include_router(search_router, prefix="/v1")
     app.include_router(profile_router, prefix="/v1")
+    app.include_router(storefront_router, prefix="/v1")
     return app

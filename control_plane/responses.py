@@ -13,3 +13,8 @@ class JSONBody(Response):
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+
+    @classmethod
+    def raw(cls, body: bytes, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+        """A response from bytes that are already JSON (cached answers)."""
+        return Response(content=body, status_code=status_code, headers=headers, media_type=cls.media_type)

@@ -17,7 +17,7 @@ import orjson
 class AnswerCache:
     def __init__(self, max_entries: int = 20_000, ttl_seconds: float = 300.0) -> None:
         self._lock = threading.Lock()
-        self._entries: OrderedDict[bytes, tuple[float, bytes]] = OrderedDict()
+        self._entries: OrderedDict[bytes, tuple[float, bytes, int]] = OrderedDict()
         self.max_entries = max_entries
         self.ttl = ttl_seconds
         self.hits = 0
@@ -27,7 +27,8 @@ class AnswerCache:
     def key(*parts: Any) -> bytes:
         return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
 
-    def get(self, key: bytes) -> bytes | None:
+    def get(self, key: bytes) -> tuple[bytes, int] | None:
+        """The cached answer body (without its closing brace) and its total."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry[0] < time.monotonic():
@@ -35,11 +36,11 @@ class AnswerCache:
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
-            return entry[1]
+            return entry[1], entry[2]
 
-    def put(self, key: bytes, body: bytes) -> None:
+    def put(self, key: bytes, body: bytes, total: int) -> None:
         with self._lock:
-            self._entries[key] = (time.monotonic() + self.ttl, body)
+            self._entries[key] = (time.monotonic() + self.ttl, body, total)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)

@@ -1,0 +1,209 @@
+"""Profile-based search, shared by the secret route (by index id) and the storefront (by profile key).
+
+The hot path stays off the database: the storefront's profile and index are cached per process and
+revalidated against the index epoch (``control_plane.epochs``) on every request; answers are
+cached under the same epoch, so a change anywhere — documents applied, profile or facets edited,
+a generation swapped — retires every cached answer of that index at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy import select
+
+from control_plane.epochs import index_epoch
+from control_plane.index.lifecycle import get_bridge
+from control_plane.index.models import Index
+from control_plane.profile.models import Profile
+from control_plane.profile.schemas import ProfileSettings
+from control_plane.profile.service import parse_settings, settings_of
+from control_plane.profile.validation import default_settings, validate_profile
+from control_plane.responses import JSONBody
+from control_plane.runtime import Runtime
+from control_plane.search.cache import AnswerCache
+from control_plane.search.events import SearchEvents
+from control_plane.search.profile_query import SearchRequest, engine_query, format_answer
+from control_plane.search.shards import search_serving
+from shared.errors import not_found
+from shared.ids import new_id
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a search needs of its index and profile, detached from the database."""
+
+    index: Index
+    settings: ProfileSettings
+    profile_id: str | None
+    profile_version: str
+    epoch: int
+
+    @property
+    def project_id(self) -> str:
+        return self.index.project_id
+
+
+class SearchRuntime:
+    """Per-process search state: caches and the event buffer."""
+
+    def __init__(self) -> None:
+        self.answers = AnswerCache()
+        self.events = SearchEvents()
+        self._profiles: dict[str, Resolved] = {}
+        self._lock = threading.Lock()
+
+    def cached_profile(self, profile_key: str) -> Resolved | None:
+        with self._lock:
+            return self._profiles.get(profile_key)
+
+    def remember_profile(self, profile_key: str, resolved: Resolved) -> None:
+        with self._lock:
+            if len(self._profiles) > 50_000:
+                self._profiles.clear()
+            self._profiles[profile_key] = resolved
+
+
+def search_runtime(runtime: Runtime) -> SearchRuntime:
+    state = runtime.extras.get("search")
+    if state is None:
+        state = runtime.extras["search"] = SearchRuntime()
+    return state  # type: ignore[no-any-return]
+
+
+def start_search(runtime: Runtime) -> None:
+    search_runtime(runtime).events.start()
+
+
+def stop_search(runtime: Runtime) -> None:
+    search_runtime(runtime).events.stop()
+
+
+# --------------------------------------------------------------------------- resolving
+def _detached_index(db: Any, index_id: str) -> Index | None:
+    index = db.get(Index, index_id)
+    if index is not None:
+        db.expunge(index)
+    return index
+
+
+def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolved | None:
+    with runtime.sessions() as db:
+        profile = db.scalar(select(Profile).where(Profile.profile_key == profile_key))
+        if profile is None:
+            return None
+        index = _detached_index(db, profile.index_id)
+        if index is None:
+            return None
+        return Resolved(
+            index=index,
+            settings=settings_of(profile),
+            profile_id=profile.id,
+            profile_version=profile.updated_at.isoformat(),
+            epoch=epoch_hint,
+        )
+
+
+async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
+    """The profile behind a storefront handle (404 when unknown), cached until its index's epoch moves."""
+    state = search_runtime(runtime)
+    cached = state.cached_profile(profile_key)
+    if cached is not None:
+        epoch = index_epoch(runtime, cached.index.id)
+        if epoch == cached.epoch:
+            return cached
+    else:
+        epoch = -1
+    loaded = await run_in_threadpool(_load_profile, runtime, profile_key, epoch)
+    if loaded is None:
+        raise not_found("Search profile")
+    if epoch == -1:
+        loaded = Resolved(loaded.index, loaded.settings, loaded.profile_id, loaded.profile_version,
+                          index_epoch(runtime, loaded.index.id))
+    state.remember_profile(profile_key, loaded)
+    return loaded
+
+
+def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchRequest) -> Resolved:
+    """Settings for the secret route: a saved profile of this index, an inline one, or the defaults."""
+    mapping = index.serving_mapping or index.mapping
+    profile_id: str | None = None
+    version = "default"
+    if body.profile_key is not None:
+        profile = db.scalar(
+            select(Profile).where(Profile.profile_key == body.profile_key, Profile.index_id == index.id)
+        )
+        if profile is None:
+            raise not_found("Search profile")
+        settings = settings_of(profile)
+        profile_id, version = profile.id, profile.updated_at.isoformat()
+    elif body.profile is not None:
+        settings = parse_settings(body.profile)
+        validate_profile(settings, mapping)
+        version = "inline:" + orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
+    else:
+        settings = default_settings(mapping)
+    epoch = index_epoch(runtime, index.id)
+    db.expunge(index)
+    return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch)
+
+
+# --------------------------------------------------------------------------- searching
+def _tail(query_id: str, took_ms: float) -> bytes:
+    return b',"queryId":' + orjson.dumps(query_id) + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"
+
+
+async def run_search(
+    runtime: Runtime,
+    resolved: Resolved,
+    body: SearchRequest,
+    *,
+    source: str,
+    headers: dict[str, str] | None = None,
+) -> JSONBody:
+    started = time.perf_counter()
+    state = search_runtime(runtime)
+    index = resolved.index
+    normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
+    normalized["q"] = " ".join(body.q.split()).lower()
+    key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized)
+    hit = state.answers.get(key)
+    cached = hit is not None
+    if hit is not None:
+        head, total = hit
+    else:
+        mapping = index.serving_mapping or index.mapping
+        query, facts = engine_query(resolved.settings, body, list(index.facets or []), mapping)
+        result = await search_serving(runtime, get_bridge(runtime), index, query)
+        answer = format_answer(result, facts)
+        head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]
+        total = answer["total"]
+        state.answers.put(key, head, total)
+    query_id = new_id("q")
+    took_ms = (time.perf_counter() - started) * 1000
+    if resolved.settings.analytics:
+        state.events.emit(
+            {
+                "type": "search",
+                "queryId": query_id,
+                "projectId": index.project_id,
+                "indexId": index.id,
+                "profileId": resolved.profile_id,
+                "q": body.q,
+                "filters": body.filters,
+                "page": body.page,
+                "total": total,
+                "userToken": body.user_token,
+                "source": source,
+                "cached": cached,
+                "tookMs": took_ms,
+                "at": datetime.now(UTC).isoformat(),
+            }
+        )
+    return JSONBody.raw(head + _tail(query_id, took_ms), headers=headers)

@@ -1,0 +1,35 @@
+"""Storefront routes (spec 4.1): what shop pages call from the browser with a public key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from control_plane.access import access_for_key_project, storefront_principal
+from control_plane.deps import RuntimeDep
+from control_plane.search.profile_query import SearchRequest
+from control_plane.search.service import resolve_storefront, run_search
+from shared.errors import ErrorCode, ServiceError
+
+router = APIRouter(tags=["storefront"])
+
+
+@router.post(
+    "/search/{profile_key}",
+    summary="Storefront search by profile handle (public key from an allowed origin, or a secret key)",
+    responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
+)
+async def storefront_search(profile_key: str, body: SearchRequest, request: Request, runtime: RuntimeDep) -> Any:
+    principal = storefront_principal(runtime, request)
+    if body.profile is not None or body.profile_key is not None:
+        raise ServiceError(
+            ErrorCode.VALIDATION_ERROR,
+            "The storefront route takes its profile from the path",
+            [{"path": "profile" if body.profile is not None else "profileKey", "message": "not allowed here"}],
+        )
+    resolved = await resolve_storefront(runtime, profile_key)
+    access_for_key_project(principal, resolved.project_id)
+    if principal.key is not None and principal.key.index_id not in (None, resolved.index.id):
+        raise ServiceError(ErrorCode.NOT_FOUND, "Search profile not found")
+    return await run_search(runtime, resolved, body, source="storefront")

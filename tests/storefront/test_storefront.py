@@ -1,0 +1,119 @@
+"""Storefront search: public keys from allowed origins, CORS, tenancy of profile handles."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories import bearer, make_account, make_key, make_project
+from tests.index.helpers import create_index, make_tenant, products, upload
+
+ORIGIN = "https://shop.example.com"
+
+
+@pytest.fixture
+def shop(app, client):
+    tenant = make_tenant(app)
+    index = create_index(client, tenant)
+    upload(client, tenant, index["id"], products(30))
+    profile = client.post(
+        tenant.url(index["id"], "/profiles"),
+        json={
+            "name": "web",
+            "queryFields": {"name": {"weight": 10}, "brand": {"weight": 3}},
+            "facets": ["brand"],
+            "sortOptions": [{"key": "cheap", "label": "Cheapest", "sort": ["price:asc"]}],
+            "perPage": 5,
+            "highlight": ["name"],
+        },
+        headers=tenant.headers,
+    ).json()
+    public = make_key(app, tenant.project_id, key_type="public", access=None,
+                      allowed_origins=[ORIGIN, "https://*.shops.example"])
+    return tenant, index, profile, public
+
+
+def test_public_key_from_allowed_origin(client, shop):
+    tenant, index, profile, public = shop
+    response = client.post(f"/v1/search/{profile['profileKey']}", json={"q": "phone", "facets": ["brand"]},
+                           headers={**bearer(public), "Origin": ORIGIN})
+    assert response.status_code == 200, response.text
+    assert response.headers["access-control-allow-origin"] == ORIGIN
+    assert "access-control-allow-credentials" not in response.headers
+    body = response.json()
+    assert body["total"] == 15 and len(body["hits"]) == 5 and body["perPage"] == 5
+    assert all("phone" in h["document"]["name"] for h in body["hits"])
+    assert body["hits"][0]["highlights"]["name"].count("<em>") == 1
+    assert sum(f["count"] for f in body["facets"]["brand"]) == 15
+    assert body["queryId"].startswith("q_") and body["appliedRules"] == []
+
+    wildcard = client.post(f"/v1/search/{profile['profileKey']}", json={"q": "phone"},
+                           headers={**bearer(public), "Origin": "https://eu.shops.example"})
+    assert wildcard.status_code == 200
+
+
+def test_origin_rules(client, shop):
+    _tenant, _index, profile, public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    for origin in ("https://evil.example", "https://shops.example", "http://shop.example.com", None):
+        headers = bearer(public) | ({"Origin": origin} if origin else {})
+        response = client.post(url, json={"q": "phone"}, headers=headers)
+        assert response.status_code == 403, origin
+        assert response.json()["error"]["code"] == "ORIGIN_NOT_ALLOWED"
+
+
+def test_preflight_from_any_origin_without_credentials(client, shop):
+    _tenant, _index, profile, _public = shop
+    response = client.options(
+        f"/v1/search/{profile['profileKey']}",
+        headers={"Origin": "https://anything.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type"},
+    )
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "https://anything.example"
+    assert "authorization" in response.headers["access-control-allow-headers"].lower()
+    assert "access-control-allow-credentials" not in response.headers
+    # management routes get no CORS headers
+    management = client.options(f"/v1/projects/{_tenant.project_id}", headers={"Origin": "https://anything.example",
+                                "Access-Control-Request-Method": "GET"})
+    assert "access-control-allow-origin" not in management.headers
+
+
+def test_secret_keys_and_tenancy(app, client, shop):
+    tenant, _index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    assert client.post(url, json={"q": "laptop"}, headers=tenant.read_headers).status_code == 200
+
+    other = make_account(app)
+    other_project = make_project(app, other)
+    for key in (make_key(app, other_project), make_key(app, other_project, key_type="public", access=None,
+                                                        allowed_origins=[ORIGIN])):
+        response = client.post(url, json={"q": "laptop"}, headers={**bearer(key), "Origin": ORIGIN})
+        assert response.status_code == 404, response.text
+        assert response.json()["error"]["code"] == "NOT_FOUND"
+
+    unknown = client.post("/v1/search/pk_nope", json={"q": "x"}, headers=tenant.headers)
+    assert unknown.status_code == 404
+    session = client.post(url, json={"q": "x"}, headers=tenant.account.headers)
+    assert session.status_code == 403 and session.json()["error"]["code"] == "FORBIDDEN"
+    assert client.post(url, json={"q": "x"}).status_code == 401
+
+
+def test_bad_bodies(client, shop):
+    tenant, _index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    for body in ({"q": 5}, {"page": 0}, {"perPage": 500}, {"sort": "nope"}, {"profile": {}}, [1]):
+        response = client.post(url, json=body, headers=tenant.headers)
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    malformed = client.post(url, content=b"{", headers={**tenant.headers, "Content-Type": "application/json"})
+    assert malformed.status_code == 400
+
+
+def test_sort_and_pages(client, shop):
+    tenant, _index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    page1 = client.post(url, json={"q": "product", "sort": "cheap"}, headers=tenant.headers).json()
+    page2 = client.post(url, json={"q": "product", "sort": "cheap", "page": 2}, headers=tenant.headers).json()
+    prices = [h["document"]["price"] for h in page1["hits"] + page2["hits"]]
+    assert prices == sorted(prices) and page1["sort"] == "cheap"
+    assert not {h["id"] for h in page1["hits"]} & {h["id"] for h in page2["hits"]}
