@@ -62,7 +62,7 @@ def catch_up(
     flush_seq: int = 0,
     source: Source | None = None,
     checkpoint: Checkpoint | None = None,
-    page_rows: int = PAGE_ROWS,
+    page_rows: int | None = None,
 ) -> dict[int, int]:
     """Bring every replica of every shard of ``generation`` to ``upto``; returns ``{shard: min seq}``.
 
@@ -70,6 +70,7 @@ def catch_up(
     ``checkpoint(done_seq, upto)`` is called between pages (lease renewal, cancel, progress).
     """
     source = source or Source(index_id)
+    page_rows = page_rows or PAGE_ROWS
     seqs = bridge.call("applied_seqs", index_id, generation)
     low: dict[int, int] = {int(s): max(0, min(v)) for s, v in seqs.items()}
     for s in range(shards):

@@ -1,0 +1,88 @@
+import threading
+
+from tests.factories import add_member, bearer, make_key
+from tests.index.helpers import create_index, make_tenant, products, search, upload, wait_task
+
+
+def _setup(app, client, n=40, shards=2):
+    tenant = make_tenant(app)
+    index = create_index(client, tenant, shards=shards)
+    upload(client, tenant, index["id"], products(n))
+    return tenant, index
+
+
+def test_search_answer_shape_filters_sort_paging(app, client):
+    tenant, index = _setup(app, client)
+    answer = search(client, tenant, index["id"], q="phone")
+    assert set(answer) == {"hits", "total", "page", "perPage", "facets", "queryId", "tookMs"}
+    assert answer["total"] == 20 and answer["page"] == 1 and answer["perPage"] == 20
+    assert set(answer["hits"][0]) == {"id", "score", "document", "highlights"}
+    filtered = search(client, tenant, index["id"], q="", filters={"brand": ["Acme", "Zed"], "price": {"gte": 20, "lt": 30}})
+    assert filtered["total"] == 4
+    assert all(h["document"]["brand"] in ("Acme", "Zed") and 20 <= h["document"]["price"] < 30 for h in filtered["hits"])
+    assert search(client, tenant, index["id"], q="", filters={"inStock": True, "not": {"brand": ["Acme"]}})["total"] > 0
+    ordered = search(client, tenant, index["id"], q="", sort="price:desc", perPage=5)
+    assert [h["document"]["price"] for h in ordered["hits"]] == [49.0, 48.0, 47.0, 46.0, 45.0]
+    page2 = search(client, tenant, index["id"], q="", sort=["price:desc"], perPage=5, page=2)
+    assert page2["hits"][0]["document"]["price"] == 44.0
+    facets = search(client, tenant, index["id"], q="", facets=["brand", "tags"])["facets"]
+    assert {f["value"]: f["count"] for f in facets["brand"]} == {"Acme": 10, "Zed": 10, "Nova": 10, "Orbit": 10}
+    assert facets["tags"][0] == {"value": "sale", "count": 32}
+
+
+def test_configured_facets_and_ranges(app, client):
+    tenant, index = _setup(app, client)
+    body = {"facets": [{"field": "brand", "size": 2},
+                       {"field": "price", "type": "range", "ranges": [{"to": 20, "label": "cheap"}, {"from": 20, "label": "dear"}]}]}
+    assert client.put(tenant.url(index["id"], "/facets"), json=body, headers=tenant.headers).status_code == 200
+    facets = search(client, tenant, index["id"], q="")["facets"]
+    assert len(facets["brand"]) == 2
+    assert facets["price"] == [{"from": None, "to": 20, "label": "cheap", "count": 10},
+                               {"from": 20, "to": None, "label": "dear", "count": 30}]
+
+
+def test_search_bad_input_and_access(app, client):
+    tenant, index = _setup(app, client, n=5)
+    url = tenant.url(index["id"], "/search")
+    for body in ({"q": 5}, {"perPage": 0}, {"perPage": 101}, {"page": 0}, {"unknown": 1}, [1]):
+        response = client.post(url, json=body, headers=tenant.headers)
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    not_filterable = client.post(url, json={"q": "", "filters": {"name": "x"}}, headers=tenant.headers)
+    assert not_filterable.status_code == 400
+    assert client.post(url, json={"q": "x"}, headers=tenant.read_headers).status_code == 200
+    member = add_member(app, tenant.account, "member")
+    assert client.post(url, json={"q": "x"}, headers=member.headers).status_code == 200
+    other = make_tenant(app)
+    assert client.post(url, json={"q": "x"}, headers=other.headers).status_code == 404
+    assert client.post(other.url(index["id"], "/search"), json={"q": "x"}, headers=other.headers).status_code == 404
+    second = create_index(client, tenant, name="second")
+    scoped = bearer(make_key(app, tenant.project_id, access="read", index_id=second["id"]))
+    assert client.post(url, json={"q": "x"}, headers=scoped).status_code == 404
+    assert client.post(url, json={"q": "x"}).status_code == 401
+
+
+def test_reindex_while_searching_never_fails(app, client):
+    tenant, index = _setup(app, client, n=300, shards=2)
+    failures, answers = [], []
+    stop = threading.Event()
+
+    def searcher():
+        while not stop.is_set():
+            response = client.post(tenant.url(index["id"], "/search"), json={"q": "phone"}, headers=tenant.headers)
+            if response.status_code != 200 or response.json()["total"] != 150:
+                failures.append((response.status_code, response.text[:200]))
+            answers.append(1)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(3):
+            task_id = client.post(tenant.url(index["id"], "/reindex"), headers=tenant.headers).json()["taskId"]
+            assert wait_task(client, tenant.headers, tenant.project_id, task_id)["status"] == "succeeded"
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert answers and not failures
