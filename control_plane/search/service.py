@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
+from starlette.responses import Response
 
 from control_plane.epochs import index_epoch
 from control_plane.index.lifecycle import get_bridge
@@ -166,7 +167,7 @@ async def run_search(
     *,
     source: str,
     headers: dict[str, str] | None = None,
-) -> JSONBody:
+) -> Response:
     started = time.perf_counter()
     state = search_runtime(runtime)
     index = resolved.index
