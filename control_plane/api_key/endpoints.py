@@ -10,9 +10,9 @@ from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, fo
 from control_plane.api_key import service
 from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.org.wire import DEFAULT_LIMIT, MAX_LIMIT
+from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT
 
-router = APIRouter(tags=["api keys"])
+router = APIRouter(tags=["api keys"], responses=COMMON_ERRORS)
 
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
 Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]

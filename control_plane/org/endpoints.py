@@ -10,9 +10,9 @@ from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersona
 from control_plane.deps import SessionDep
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
-from control_plane.org.wire import DEFAULT_LIMIT, MAX_LIMIT
+from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT, error_responses
 
-router = APIRouter(tags=["organizations"])
+router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
 
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
 Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
@@ -42,19 +42,21 @@ def list_members(access: OrgMember, db: SessionDep, limit: Limit = DEFAULT_LIMIT
     return MemberList(items=[MemberOut.model_validate(item) for item in items], next_cursor=next_cursor)
 
 
-@router.post("/orgs/{org_id}/members", status_code=201, summary="Add a registered user as a member")
+@router.post("/orgs/{org_id}/members", status_code=201, responses=error_responses(409), summary="Add a registered user as a member")
 def add_member(body: MemberIn, access: OrgOwner, db: SessionDep) -> MemberOut:
     forbid_impersonation(access.principal, "Adding a member")
     return MemberOut.model_validate(service.add_member(db, access.org_id, access.role, str(body.email), body.role))
 
 
-@router.put("/orgs/{org_id}/members/{user_id}", summary="Change a member's role")
+@router.put("/orgs/{org_id}/members/{user_id}", responses=error_responses(409), summary="Change a member's role")
 def change_member(user_id: str, body: MemberRoleIn, access: OrgOwner, db: SessionDep) -> MemberOut:
     forbid_impersonation(access.principal, "Changing a member")
     return MemberOut.model_validate(service.change_member_role(db, access.org_id, access.role, user_id, body.role))
 
 
-@router.delete("/orgs/{org_id}/members/{user_id}", status_code=204, response_class=Response, summary="Remove a member")
+@router.delete(
+    "/orgs/{org_id}/members/{user_id}", status_code=204, responses=error_responses(409), response_class=Response, summary="Remove a member"
+)
 def remove_member(user_id: str, access: OrgOwner, db: SessionDep) -> Response:
     forbid_impersonation(access.principal, "Removing a member")
     service.remove_member(db, access.org_id, user_id)

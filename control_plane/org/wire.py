@@ -84,3 +84,36 @@ def keyset_page(
         return rows, None
     rows = rows[:limit]
     return rows, encode_cursor(*key(rows[-1]))
+
+
+# --------------------------------------------------------------------------- documented errors
+class ErrorDetail(BaseModel):
+    path: str
+    message: str
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorBody(BaseModel):
+    """The spec's error body ``{"error": {code, message, details?}}``."""
+
+    error: ErrorInfo
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for the error statuses a route can answer."""
+    meaning = {
+        400: "VALIDATION_ERROR: malformed JSON, wrong types, missing fields",
+        401: "UNAUTHENTICATED: missing, malformed, expired or revoked credentials",
+        403: "FORBIDDEN, EMAIL_NOT_VERIFIED or IMPERSONATION_FORBIDDEN",
+        404: "NOT_FOUND: unknown id, or an id of another organization or project",
+        409: "CONFLICT",
+    }
+    return {status: {"model": ErrorBody, "description": meaning[status]} for status in statuses}
+
+
+COMMON_ERRORS = error_responses(400, 401, 403, 404)

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query
 
 from control_plane.access import OrgAdmin, OrgMember, ProjectRead
 from control_plane.deps import SessionDep
-from control_plane.org.wire import DEFAULT_LIMIT, MAX_LIMIT
+from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT, error_responses
 from control_plane.project import service
 from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut
 
-router = APIRouter(tags=["projects"])
+router = APIRouter(tags=["projects"], responses=COMMON_ERRORS)
 
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
 Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
@@ -26,7 +26,7 @@ def list_projects(
     return ProjectList(items=[ProjectOut.model_validate(p) for p in items], next_cursor=next_cursor)
 
 
-@router.post("/orgs/{org_id}/projects", status_code=201, summary="Create a project")
+@router.post("/orgs/{org_id}/projects", status_code=201, responses=error_responses(409), summary="Create a project")
 def create_project(body: ProjectIn, access: OrgAdmin, db: SessionDep) -> ProjectOut:
     return ProjectOut.model_validate(service.create_project(db, access.org_id, body.name))
 
