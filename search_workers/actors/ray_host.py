@@ -158,8 +158,11 @@ class RayHost(BaseHost):
                     namespace=self.namespace, detached=self.detached,
                 ) for r in range(spec.replicas)] for s in range(spec.shards)]
 
-            handles = await asyncio.to_thread(create)
-            self._handles[(spec.index_id, spec.generation)] = handles
+            known = self._handles.get((spec.index_id, spec.generation))
+            if known is None or len(known) != spec.shards or len(known[0]) != spec.replicas:
+                # keep the first handles: for actors owned by this process (not detached) they are what
+                # keeps the actors alive - replacing them would let Ray collect the actors
+                self._handles[(spec.index_id, spec.generation)] = await asyncio.to_thread(create)
         await asyncio.gather(*(
             self._call_retrying(spec.index_id, spec.generation, s, r, "ensure", spec.mapping, spec.language,
                                 timeout=self.open_timeout, retry_timeout=self.open_timeout)
@@ -193,25 +196,32 @@ class RayHost(BaseHost):
 
         await asyncio.gather(*(one(h) for h in handles))
 
+    def _find(self, index_id: str, generation: int | None) -> list[Any]:
+        """Handles of every actor of the index (or generation): the ones held here plus any other named one."""
+        held = {(g, s, r): h for (i, g), rows in self._handles.items() if i == index_id and generation in (None, g)
+                for s, row in enumerate(rows) for r, h in enumerate(row)}
+        for g, s, r, name in self._named(index_id, generation):
+            if (g, s, r) not in held:
+                try:
+                    held[(g, s, r)] = ray.get_actor(name, namespace=self.namespace)
+                except ValueError:  # died meanwhile
+                    pass
+        return list(held.values())
+
     async def drop(self, index_id: str, generation: int) -> None:
         """Delete the generation's files (each actor removes its own) and kill its actors."""
         check_index_id(index_id)
         async with self._open_lock:
+            await self._destroy(await asyncio.to_thread(self._find, index_id, generation))
             self._handles.pop((index_id, generation), None)
-            handles = await asyncio.to_thread(self._discover, index_id, generation)
-            await self._destroy([h for row in handles for h in row])
             self._forget(index_id, generation)
 
     async def drop_index(self, index_id: str) -> None:
         check_index_id(index_id)
         async with self._open_lock:
+            await self._destroy(await asyncio.to_thread(self._find, index_id, None))
             for key in [k for k in self._handles if k[0] == index_id]:
                 del self._handles[key]
-
-            def find() -> list[Any]:
-                return [ray.get_actor(name, namespace=self.namespace) for _, _, _, name in self._named(index_id)]
-
-            await self._destroy(await asyncio.to_thread(find))
             self._forget(index_id)
 
     async def healthy(self) -> bool:

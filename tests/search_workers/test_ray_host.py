@@ -1,0 +1,160 @@
+"""RayHost on a local Ray: actors per replica, fan-out, fail-over and rebuild after a kill."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+import ray
+
+from search_workers.actors.factory import actor_name, parse_actor_name
+from search_workers.actors.ray_host import RayHost
+from search_workers.engine import EngineError
+from search_workers.host import ShardNotOpen, ShardSpec
+from search_workers.local import LocalHost
+from search_workers.routing import shard_for
+from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
+
+DOCS = make_docs(200, seed=11)
+SOURCE = upserts(DOCS)
+LAST = SOURCE[-1]["seq"]
+
+
+@pytest.fixture(scope="module")
+def namespace():
+    ns = f"sstest-{secrets.token_hex(4)}"
+    ray.init(num_cpus=2, include_dashboard=False, namespace=ns, log_to_driver=False)
+    yield ns
+    ray.shutdown()
+
+
+@pytest.fixture
+async def host(namespace, tmp_path):
+    h = RayHost(tmp_path / "shards", namespace=namespace, detached=False)
+    yield h
+    for name in ray.util.list_named_actors():
+        parsed = parse_actor_name(name)
+        if parsed:
+            await h.drop_index(parsed[0])
+    await h.close()
+
+
+def test_actor_names_round_trip():
+    assert actor_name("idx_1", 2, 3, 1) == "shard:idx_1:g2:s3:r1"
+    assert parse_actor_name("shard:idx_1:g2:s3:r1") == ("idx_1", 2, 3, 1)
+    assert parse_actor_name("other") is None and parse_actor_name("shard:a:b:c:d") is None
+
+
+def test_placement_spreads_shards_and_separates_replicas():
+    nodes = ["n1", "n2", "n3"]
+    where = RayHost.placement("idx_x", 3, 2, nodes)
+    for s in range(3):
+        assert where[(s, 0)] != where[(s, 1)]
+    assert set(where.values()) == set(nodes)
+    assert RayHost.placement("idx_x", 1, 1, [])[(0, 0)] is None
+
+
+async def test_ray_host_end_to_end(host, tmp_path, namespace):
+    spec = ShardSpec("idx_ray", 1, 2, 2, MAPPING, "en")
+    await host.open(spec)
+    await host.open(spec)  # idempotent: same actors
+    names = sorted(n for n in ray.util.list_named_actors() if n.startswith("shard:idx_ray:"))
+    assert names == [actor_name("idx_ray", 1, s, r) for s in range(2) for r in range(2)]
+    await feed(host, "idx_ray", 1, 2, SOURCE, after_seq=0)
+    assert await host.applied_seqs("idx_ray", 1) == {0: [LAST, LAST], 1: [LAST, LAST]}
+
+    reference = LocalHost(tmp_path / "ref")
+    await reference.open(ShardSpec("idx_ray", 1, 1, 1, MAPPING, "en"))
+    await feed(reference, "idx_ray", 1, 1, SOURCE, after_seq=0)
+    query = {"q": "", "sort": ["price:desc"], "limit": 15, "offset": 10, "facets": ["brand"]}
+    got, want = await host.search("idx_ray", 1, query), await reference.search("idx_ray", 1, query)
+    assert [h["id"] for h in got["hits"]] == [h["id"] for h in want["hits"]]
+    assert got["total"] == want["total"] == 200 and got["facets"] == want["facets"]
+    await reference.close()
+
+    assert await host.get("idx_ray", 1, DOCS[17]["id"]) == DOCS[17]
+    with pytest.raises(EngineError) as err:
+        await host.search("idx_ray", 1, {"q": "x", "filters": {"title": "x"}})
+    assert err.value.code.startswith("FIELD_NOT")
+    with pytest.raises(ShardNotOpen):
+        await host.search("idx_ray", 9, {})
+
+    # another process (another host object) finds the actors by name
+    other = RayHost(tmp_path / "shards", namespace=namespace, detached=False)
+    assert (await other.search("idx_ray", 1, {"limit": 0}))["total"] == 200
+    assert await other.healthy()
+
+    await host.drop("idx_ray", 1)
+    assert not [n for n in ray.util.list_named_actors() if n.startswith("shard:idx_ray:")]
+    assert not (tmp_path / "shards" / "idx_ray" / "g1" / "s0r0").exists()
+
+
+async def _search_loop(host, index_id, stop: asyncio.Event, results: list):
+    while not stop.is_set():
+        try:
+            ans = await host.search(index_id, 1, {"q": "", "limit": 3})
+            results.append((ans["total"], ans["partial"]))
+        except Exception as exc:  # recorded, asserted on by the test
+            results.append(exc)
+        await asyncio.sleep(0.02)
+
+
+async def test_killed_replica_restarts_empty_and_is_refed(host, tmp_path):
+    await host.open(ShardSpec("idx_kill", 1, 2, 2, MAPPING, "en"))
+    await host.open(ShardSpec("idx_one", 1, 2, 1, MAPPING, "en"))
+    await feed(host, "idx_kill", 1, 2, SOURCE, after_seq=0)
+    await feed(host, "idx_one", 1, 2, SOURCE, after_seq=0)
+    before = await host.replica_info("idx_kill", 1)
+
+    stop = asyncio.Event()
+    res_kill: list = []
+    res_one: list = []
+    loops = [asyncio.create_task(_search_loop(host, "idx_kill", stop, res_kill)),
+             asyncio.create_task(_search_loop(host, "idx_one", stop, res_one))]
+    await asyncio.sleep(0.3)
+    # lose the files of s0r0 of both indices and kill the actors; Ray restarts them
+    for index_id in ("idx_kill", "idx_one"):
+        shutil.rmtree(tmp_path / "shards" / index_id / "g1" / "s0r0")
+        ray.kill(await host.actor(index_id, 1, 0, 0), no_restart=False)
+    deadline = asyncio.get_running_loop().time() + 60
+    while asyncio.get_running_loop().time() < deadline:
+        seqs = (await host.applied_seqs("idx_kill", 1))[0] + (await host.applied_seqs("idx_one", 1))[0]
+        if seqs == [0, LAST, 0]:
+            break
+        await asyncio.sleep(0.2)
+    assert seqs == [0, LAST, 0]
+    after = await host.replica_info("idx_kill", 1)
+    assert after[0][0]["pid"] != before[0][0]["pid"] and after[0][1]["pid"] == before[0][1]["pid"]
+    await asyncio.sleep(0.3)
+
+    # re-feed from the source of truth while searches continue
+    assert await host.missing("idx_kill", 1, LAST) == [(0, 0)]
+    await refeed(host, "idx_kill", 1, 2, SOURCE, LAST)
+    await refeed(host, "idx_one", 1, 2, SOURCE, LAST)
+    await asyncio.sleep(0.3)
+    stop.set()
+    await asyncio.gather(*loops)
+
+    # two replicas: every search answered the whole catalog, even during the restart
+    assert not [r for r in res_kill if isinstance(r, Exception)]
+    assert {r for r in res_kill} == {(200, False)}
+    # one replica: searches never failed; they were partial until the re-feed, then complete
+    assert not [r for r in res_one if isinstance(r, Exception)]
+    assert res_one[-1] == (200, False) and any(p for _, p in res_one)
+    for index_id in ("idx_kill", "idx_one"):
+        assert await host.missing(index_id, 1, LAST) == []
+        for d in DOCS[::7]:
+            assert await host.get(index_id, 1, d["id"]) == d
+    assert (await host.applied_seqs("idx_kill", 1))[0] == [LAST, LAST]
+
+    shard0 = [d for d in DOCS if shard_for(d["id"], 2) == 0]
+    info = await host.replica_info("idx_kill", 1)
+    assert info[0][0]["docCount"] == info[0][1]["docCount"] == len(shard0)
+
+    await host.drop_index("idx_kill")
+    await host.drop_index("idx_one")
+    assert not [n for n in ray.util.list_named_actors() if n.startswith("shard:")]
+    assert not Path(tmp_path / "shards" / "idx_kill").exists() or not any((tmp_path / "shards" / "idx_kill").rglob("*.toc"))
