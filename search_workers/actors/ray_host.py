@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -202,10 +203,8 @@ class RayHost(BaseHost):
                 for s, row in enumerate(rows) for r, h in enumerate(row)}
         for g, s, r, name in self._named(index_id, generation):
             if (g, s, r) not in held:
-                try:
+                with contextlib.suppress(ValueError):  # died meanwhile
                     held[(g, s, r)] = ray.get_actor(name, namespace=self.namespace)
-                except ValueError:  # died meanwhile
-                    pass
         return list(held.values())
 
     async def drop(self, index_id: str, generation: int) -> None:
