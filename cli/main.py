@@ -14,10 +14,13 @@ app.add_typer(db_commands.app, name="db")
 
 def _register_optional_groups() -> None:
     """Command groups that other parts of the code base contribute."""
-    from cli import support, tenants
+    from cli import index, support, tasks, tenants, worker
 
     app.add_typer(tenants.app, name="tenants")
     app.add_typer(support.app, name="support")
+    app.command("worker")(worker.worker)
+    app.add_typer(index.app, name="index")
+    app.add_typer(tasks.app, name="tasks")
 
 
 _register_optional_groups()
