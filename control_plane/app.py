@@ -10,11 +10,12 @@ from fastapi import FastAPI
 
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
-from control_plane.document.endpoints import router as document_router
 from control_plane.cors import StorefrontCORS
+from control_plane.document.endpoints import router as document_router
 from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.index.endpoints import router as index_router
 from control_plane.index.lifecycle import start_indexing, stop_indexing
+from control_plane.openapi import install_openapi
 from control_plane.org.endpoints import router as org_router
 from control_plane.profile.endpoints import router as profile_router
 from control_plane.project.endpoints import router as project_router
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.runtime = runtime
     install_error_handlers(app)
+    install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(StorefrontCORS)
     app.include_router(status_router)

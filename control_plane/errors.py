@@ -146,7 +146,8 @@ class BodySizeLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise too_large
+                    # an HTTPException passes FastAPI's body parsing untouched; rendered as 413 below
+                    raise StarletteHTTPException(413, too_large.message)
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -157,7 +158,7 @@ class BodySizeLimit:
 
         try:
             await self.app(scope, limited_receive, tracking_send)
-        except ServiceError as exc:
-            if exc is not too_large or response_started:
+        except StarletteHTTPException as exc:
+            if exc.status_code != 413 or response_started:
                 raise
             await error_response(too_large)(scope, receive, send)
