@@ -72,8 +72,8 @@ class TextAnalyzer:
         if self._stem is not None and w.isalpha() and len(w) > 2:
             try:
                 w = self._stem(w)
-            except Exception:  # pragma: no cover - stemmer bug on odd input
-                pass
+            except Exception:  # noqa: SIM105  # pragma: no cover - stemmer bug on odd input
+                w = w
         w = fold(w)
         if len(self._norm_cache) > _MAX_CACHE:
             self._norm_cache.clear()
@@ -222,7 +222,7 @@ class ShopTokenizer(Tokenizer):
                 t.boost = 1.0
                 t.stopped = False
                 if keeporiginal:
-                    t.original = term
+                    t.original = term  # type: ignore[attr-defined]
                 if positions:
                     t.pos = pos
                 if chars:

@@ -36,6 +36,7 @@ Design
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -49,18 +50,18 @@ from whoosh import index as windex
 from whoosh.query import Every
 
 from .analysis import ShopTokenizer, get_analyzer
-from .errors import EngineError, MappingError
+from .errors import EngineError
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
 from .query import (
     PROXIMITY_BONUS,
     PROXIMITY_WINDOW,
     SAME_FIELD_BONUS,
-    proximity_bonus,
     and_masks,
     build_clauses,
     compile_filters,
     highlight_text,
+    proximity_bonus,
     score_clauses,
 )
 
@@ -94,8 +95,8 @@ class ShardEngine:
         s = wf.Schema(docid=wf.ID(stored=True, unique=True), src=wf.STORED(), meta=wf.STORED())
         for name, spec in self.fields.items():
             if spec.searchable:
-                stem = spec.analyzer not in ("keyword", "none")
-                s.add("t_" + name, wf.TEXT(analyzer=ShopTokenizer(self.language, stem), phrase=False))
+                # one analysis per index (the in-memory structures use the same); see known gaps
+                s.add("t_" + name, wf.TEXT(analyzer=ShopTokenizer(self.language), phrase=False))  # type: ignore[arg-type]
             if spec.needs_values and spec.type in ("keyword", "keyword[]"):
                 s.add("k_" + name, wf.KEYWORD(commas=True, lowercase=False, scorable=False))
         return s
@@ -120,7 +121,7 @@ class ShardEngine:
         return wd
 
     def _load(self) -> None:
-        stored_meta = None
+        stored_meta: dict | None = None
         docs: list[tuple[str, bytes]] = []
         with self._ix.searcher() as s:
             for _docnum, sf in s.reader().iter_docs():
@@ -131,7 +132,7 @@ class ShardEngine:
                     docs.append((did, sf["src"]))
         if stored_meta:
             self._applied_seq = int(stored_meta.get("appliedSeq", 0))
-        same = bool(stored_meta) and stored_meta.get("mapping") == self.mapping and stored_meta.get("language") == self.language
+        same = stored_meta is not None and stored_meta.get("mapping") == self.mapping and stored_meta.get("language") == self.language
         if not same and (docs or stored_meta):
             # mapping or language changed: rewrite the Whoosh index with the new schema
             tmp = self.path + ".rewrite"
@@ -217,10 +218,8 @@ class ShardEngine:
                 w.update_document(docid=META_ID, meta=self._meta_blob(new_seq))
                 w.commit()
             except BaseException:
-                try:
+                with contextlib.suppress(Exception):
                     w.cancel()
-                except Exception:
-                    pass
                 raise
             mem = self._mem
             if flushed:
@@ -251,10 +250,8 @@ class ShardEngine:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                try:
+                with contextlib.suppress(Exception):
                     self._ix.close()
-                except Exception:
-                    pass
 
     def memory_bytes(self) -> int:
         """Rough size of the in-memory structures (for monitoring)."""
@@ -400,13 +397,13 @@ class ShardEngine:
                 sel = pk <= kth
                 cands = cands[sel]
                 keys = [kk[sel] for kk in keys]
-            order = np.lexsort(tuple([cands, -score[cands]] + keys[::-1]))
+            order = np.lexsort(tuple([cands, -score[cands], *keys[::-1]]))  # type: ignore[arg-type]
             top = cands[order][:k]
         top = top[offset:]
 
         hl_fields = [f for f in (query.get("highlight") or ()) if f not in self._retrievable_drop]
         retrieve = query.get("retrieve")
-        hits = []
+        hit_list: list[dict[str, Any]] = []
         for slot in top.tolist():
             doc = mem.document(slot) or {}
             hl: dict[str, str] = {}
@@ -419,13 +416,13 @@ class ShardEngine:
                 keep = set(retrieve) | {self.id_field}
                 out_doc = {k2: v2 for k2, v2 in out_doc.items() if k2 in keep}
             sv = [val(slot) for _, val in sort_keys] + [float(score[slot])]
-            hits.append({"id": mem.ids[slot], "score": float(score[slot]), "document": out_doc,
-                         "highlights": hl, "sortValues": sv})
-        return {"total": total, "hits": hits, "facets": facets_out, "relaxed": relaxed, "droppedWords": dropped}
+            hit_list.append({"id": mem.ids[slot], "score": float(score[slot]), "document": out_doc,
+                             "highlights": hl, "sortValues": sv})
+        return {"total": total, "hits": hit_list, "facets": facets_out, "relaxed": relaxed, "droppedWords": dropped}
 
     def _sort_keys(self, sort: list) -> list[tuple[Any, Any]]:
         mem = self._mem
-        out = []
+        out: list[tuple[Any, Any]] = []
         for i, item in enumerate(sort):
             if isinstance(item, str):
                 fname, _, d = item.partition(":")
@@ -535,7 +532,7 @@ class ShardEngine:
                 col = mem.num[fname][:n][mask]
                 col = col[~np.isnan(col)]
                 u, c = np.unique(col, return_counts=True)
-                out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist())}
+                out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
         return out
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
@@ -36,13 +36,16 @@ from .mapping import FieldSpec
 
 
 class Postings:
-    __slots__ = ("docs", "tfs", "pd", "pt")
+    __slots__ = ("docs", "tfs", "pd", "pt", "tfn", "tfn_key")
 
     def __init__(self) -> None:
         self.docs = _EMPTY_I32
         self.tfs = _EMPTY_F32
         self.pd: list[int] | None = None
         self.pt: list[int] | None = None
+        # cached BM25 tf part (k1/b length-normalised), see query.tf_norm
+        self.tfn: np.ndarray | None = None
+        self.tfn_key = -1
 
     def add(self, slot: int, tf: int) -> None:
         if self.pd is None:
@@ -62,6 +65,7 @@ class Postings:
             else:
                 self.docs, self.tfs = nd, nt
             self.pd = self.pt = None
+            self.tfn = None
 
     def __len__(self) -> int:
         return len(self.docs) + (len(self.pd) if self.pd is not None else 0)
@@ -91,7 +95,7 @@ def to_epoch(value: Any) -> float:
         except ValueError:
             return math.nan
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -259,7 +263,7 @@ class MemIndex:
             value = doc.get(f)
             if value is None:
                 continue
-            terms = []
+            terms: list[str] = []
             chunks = CHUNK_RE.findall(text_of(value))
             if chunks:
                 cids = self.chunk_ids
@@ -311,15 +315,15 @@ class MemIndex:
                     first = o
             self.kw_first[f][slot] = first
         for f in self.num_fields:
-            v = doc.get(f)
-            if isinstance(v, list):
-                v = v[0] if v else None
-            self.num[f][slot] = to_number(v, self.fields[f].type)
+            x: Any = doc.get(f)
+            if isinstance(x, list):
+                x = x[0] if x else None
+            self.num[f][slot] = to_number(x, self.fields[f].type)
         for f in self.bool_fields:
-            v = doc.get(f)
-            if isinstance(v, list):
-                v = v[0] if v else None
-            self.boo[f][slot] = to_bool(v)
+            x = doc.get(f)
+            if isinstance(x, list):
+                x = x[0] if x else None
+            self.boo[f][slot] = to_bool(x)
         self.version += 1
         return slot
 
@@ -368,6 +372,7 @@ class MemIndex:
                     removed = int(len(k) - k.sum())
                     p.docs = remap[p.docs[k]]
                     p.tfs = p.tfs[k]
+                    p.tfn = None
                     self.term_df[term] = max(0, self.term_df.get(term, 0) - removed)
                     if not len(p.docs):
                         empty.append(term)

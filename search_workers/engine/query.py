@@ -29,12 +29,12 @@ import heapq
 import html
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .errors import EngineError
-from .memindex import MemIndex, keyword_values, text_of, to_bool, to_epoch, to_number
+from .memindex import MemIndex, Postings, keyword_values, text_of, to_bool, to_number
 
 K1 = 1.2
 B = 0.75
@@ -230,6 +230,18 @@ def _bm25(tfs: np.ndarray, lens: np.ndarray, avg: float, idf: float) -> np.ndarr
     return (idf * (K1 + 1.0)) * tfs / (tfs + norm)
 
 
+def tf_norm(p: Postings, lens: np.ndarray, avg: float) -> np.ndarray:
+    """BM25 tf part of a posting list, cached on it while the average field length stays within
+    1 % (it moves slowly as documents come and go)."""
+    key = int(round(math.log(avg) / 0.01))
+    if p.tfn is None or p.tfn_key != key:
+        a = math.exp(key * 0.01)
+        tfs = p.tfs
+        p.tfn = ((K1 + 1.0) * tfs / (tfs + K1 * (1.0 - B + B * (lens[p.docs] / a)))).astype(np.float32)
+        p.tfn_key = key
+    return p.tfn
+
+
 def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
@@ -262,8 +274,11 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
                 a for a in c.alts
                 if (use_typo or a.kind != "typo") and (use_prefix or a.kind != "prefix")
             ]
-            present = [(a, [plist.get(t) for t in a.terms]) for a in alts]
-            present = [(a, ps) for a, ps in present if all(p is not None and len(p.docs) for p in ps)]
+            present: list[tuple[Alt, list[Postings]]] = []
+            for a in alts:
+                got = [plist.get(t) for t in a.terms]
+                if all(p is not None and len(p.docs) for p in got):
+                    present.append((a, cast(list[Postings], got)))
             if not present:
                 continue
             max_df = max(len(ps[0].docs) for a, ps in present if len(a.terms) == 1) if any(
@@ -275,14 +290,14 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
             for a, ps in present:
                 if len(ps) == 1:
                     p = ps[0]
-                    s = _bm25(p.tfs, lens[p.docs], avg, idf) * a.factor
-                    cur = fs[p.docs]
-                    fs[p.docs] = np.maximum(cur, s)
+                    s = tf_norm(p, lens, avg) * np.float32(idf * a.factor)
+                    d = p.docs
+                    fs[d] = np.maximum(fs[d], s)
                 else:  # multi-word synonym: every word in this field, mean of their scores
                     acc = np.zeros(n, dtype=np.float32)
                     cnt = np.zeros(n, dtype=np.int8)
                     for p in ps:
-                        acc[p.docs] += _bm25(p.tfs, lens[p.docs], avg, idf)
+                        acc[p.docs] += tf_norm(p, lens, avg) * np.float32(idf)
                         cnt[p.docs] += 1
                     ok = cnt == len(ps)
                     cand = np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32)

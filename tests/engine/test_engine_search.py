@@ -8,10 +8,9 @@ from collections import Counter
 import pytest
 
 from benchmarks.relevance import key_of, make_typo, model_query
-from search_workers.engine import ShardEngine
 
-from .conftest import FIELDS, upserts
-from .test_engine_basics import SMALL, make
+from .conftest import FIELDS
+from .test_engine_basics import make
 
 
 def ids(res):
@@ -54,7 +53,7 @@ def test_exact_beats_wrong_model(bestbuy, products):
     ("galxay", "transposition"), ("galaxi", "substitution"),
 ])
 def test_one_typo_still_top10(bestbuy, products, typo, kind):
-    q = f"samsung galaxy s7 edge 32gb".replace("samsung" if typo.startswith("sam") else "galaxy", typo)
+    q = "samsung galaxy s7 edge 32gb".replace("samsung" if typo.startswith("sam") else "galaxy", typo)
     res = S(bestbuy, q, limit=10)
     assert res["hits"], q
     assert not res["relaxed"]
@@ -269,7 +268,7 @@ def test_sort_monotonic_with_relevance_tiebreak(bestbuy):
         prices = [h["document"]["price"] for h in res["hits"]]
         assert prices == sorted(prices, reverse=direction == "desc") and len(prices) == 200
         assert [h["sortValues"][0] for h in res["hits"]] == prices
-        for a, b in zip(res["hits"], res["hits"][1:]):
+        for a, b in zip(res["hits"], res["hits"][1:], strict=False):
             if a["document"]["price"] == b["document"]["price"]:
                 assert a["score"] >= b["score"]
     res = S(bestbuy, "", sort=[["popularity", "desc"]], limit=50)
