@@ -10,6 +10,7 @@ caller goes through :meth:`ShardBridge.call` (blocking, for threads) or :meth:`S
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Coroutine
@@ -119,10 +120,8 @@ class ShardBridge:
         async def settle() -> None:
             await asyncio.sleep(0)
 
-        try:
+        with contextlib.suppress(Exception):
             self._run(settle(), timeout=5)
-        except Exception:  # noqa: BLE001
-            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
 

@@ -86,7 +86,7 @@ def test_feed_sync_replaces_catalog(app, client, feed_server, allow_private):
     broken = client.put(tenant.url(index["id"], "/mapping"), json=removed, headers=tenant.headers)
     assert broken.status_code == 409 and broken.json()["error"]["details"][0]["path"] == "feed.fieldMap.title"
     # jsonl and csv
-    for path, expected, q in (("/feed.jsonl", 4, "laptop"), ("/feed.csv", 2, "csv")):
+    for path, expected, _q in (("/feed.jsonl", 4, "laptop"), ("/feed.csv", 2, "csv")):
         client.put(url, json={"url": f"{feed_server}{path}", "format": path.rsplit(".", 1)[1],
                               "fieldMap": {"sku": "id", "title": "name"}}, headers=tenant.headers)
         task = wait_task(client, tenant.headers, tenant.project_id,

@@ -1,5 +1,13 @@
 from tests.factories import add_member, bearer, make_account, make_key, make_project
-from tests.index.helpers import PRODUCT_MAPPING, create_index, make_tenant, products, search, upload, wait_task
+from tests.index.helpers import (
+    PRODUCT_MAPPING,
+    create_index,
+    make_tenant,
+    products,
+    search,
+    upload,
+    wait_task,
+)
 
 
 def test_create_list_get_delete(app, client):
