@@ -14,9 +14,11 @@ the in-process host uses.  Options:
   replica) by the host, which bounds how long a caller waits for a restarting actor;
 * ``max_concurrency=4`` (a threaded actor): liveness probes and reads are not queued behind a long
   apply; the engine serialises apply and search itself;
-* placement: soft node affinity to the node chosen by the host (replicas of one shard on
-  different nodes, shards round-robin over the alive nodes); "soft" lets Ray restart the actor
-  on another node when its node is gone - where it starts empty and is rebuilt;
+* placement: node affinity to the node chosen by the host (replicas of one shard on different
+  nodes, shards round-robin over the alive nodes).  Hard affinity: Ray 2.60 did not honour
+  soft affinity for zero-CPU actors; a replica whose node is gone is re-created on another node by
+  the host (``RayHost._revive``), where it starts empty and is rebuilt; ``SPREAD`` when the host
+  knows no nodes;
 * ``lifetime="detached"`` when joining a shared cluster (the actors outlive the process that made
   them; ``RayHost.drop``/``drop_index`` kill them), owned by the driver for a local Ray.
 """
@@ -79,7 +81,7 @@ def shard_actor(
         "max_restarts": -1,
         "max_task_retries": 0,
         "max_concurrency": 4,
-        "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=True) if node_id else "SPREAD",
+        "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id, soft=False) if node_id else "SPREAD",
     }
     if detached:
         options["lifetime"] = "detached"

@@ -6,8 +6,13 @@
 * Placement: at ``open`` the host lists the alive nodes (leaving out CPU-less nodes such as a
   KubeRay head started with ``num-cpus: 0`` when there are others), rotates the list by a hash of
   the index id, and puts replica ``r`` of shard ``s`` on node ``(s * replicas + r) % nodes`` with
-  soft node affinity: the replicas of a shard are on different nodes whenever
-  ``replicas <= nodes``, and the shards of an index spread over all nodes.
+  (hard) node affinity: the replicas of a shard are on different nodes whenever
+  ``replicas <= nodes``, and the shards of an index spread over all nodes.  (Soft affinity was
+  measured not to be honoured for zero-CPU actors on Ray 2.60 - several replicas of one shard
+  landed on one node - hence hard affinity plus the revive path below.)
+* A replica whose node left the cluster cannot be restarted by Ray under hard affinity (it fails
+  with ``ActorUnschedulableError`` and its name is released); the host that opened the generation
+  re-creates it on an alive node on the next call (:meth:`RayHost._revive`), empty, to be re-fed.
 * A dead actor (killed, crashed, its node lost) is restarted by Ray; calls to it fail with
   ``RayActorError`` meanwhile, which the host treats as "unavailable": a search fails over to
   another replica of the shard, or retries for up to ``retry_timeout`` seconds.  The restarted
@@ -39,6 +44,7 @@ log = logging.getLogger(__name__)
 
 _UNAVAILABLE = (
     rex.RayActorError,  # ActorDiedError, ActorUnavailableError (restarting)
+    rex.ActorUnschedulableError,  # its node is gone (hard node affinity): revived elsewhere
     rex.GetTimeoutError,
     rex.WorkerCrashedError,
     rex.NodeDiedError,
@@ -63,6 +69,9 @@ class RayHost(BaseHost):
         # (index_id, generation) -> handles[shard][replica]
         self._handles: dict[tuple[str, int], list[list[Any]]] = {}
         self._open_lock = asyncio.Lock()
+        self._specs: dict[tuple[str, int], ShardSpec] = {}
+        self._placed: dict[tuple[str, int], dict[tuple[int, int], str | None]] = {}
+        self._revive_lock = asyncio.Lock()
 
     @classmethod
     def connect(cls, address: str, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE) -> RayHost:
@@ -121,11 +130,48 @@ class RayHost(BaseHost):
         ref = getattr(handle, method).remote(*args)
         try:
             return await asyncio.wait_for(_awaitable(ref), timeout)
+        except (rex.ActorDiedError, rex.ActorUnschedulableError):
+            await self._revive(index_id, generation, shard_no, replica_no, handle)
+            raise  # unavailable: the caller fails over / retries (on the new actor)
         except rex.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, BaseException):
                 raise cause from None  # EngineError & co. reach the caller as themselves
             raise
+
+    async def _revive(self, index_id: str, generation: int, shard_no: int, replica_no: int, dead: Any) -> None:
+        """Re-create a replica whose actor is gone for good (its node left the cluster: with hard node
+        affinity Ray cannot restart it elsewhere, and releases its name).  An actor that is merely
+        restarting keeps its name and is left to Ray.  The new actor starts empty on an alive node
+        and is re-fed by the control plane like any empty replica."""
+        spec = self._specs.get((index_id, generation))
+        if spec is None:
+            return
+        name = actor_name(index_id, generation, shard_no, replica_no)
+        async with self._revive_lock:
+            rows = self._handles.get((index_id, generation))
+            if rows is None or rows[shard_no][replica_no] is not dead:
+                return  # dropped, or already revived by another call
+
+            def lookup() -> bool:
+                try:
+                    ray.get_actor(name, namespace=self.namespace)
+                    return True
+                except ValueError:
+                    return False
+
+            if await asyncio.to_thread(lookup):
+                return
+            nodes = await asyncio.to_thread(self._alive_nodes)
+            placed = self._placed.setdefault((index_id, generation), {})
+            node = self.replacement_node(placed, shard_no, replica_no, nodes)
+            placed[(shard_no, replica_no)] = node
+            log.warning("shard actor %s is gone; re-creating it on node %s", name, node)
+            rows[shard_no][replica_no] = await asyncio.to_thread(
+                shard_actor, index_id, generation, shard_no, replica_no,
+                path=str(self.shards_dir / index_id / replica_dir_name(generation, shard_no, replica_no)),
+                mapping=spec.mapping, language=spec.language, node_id=node, namespace=self.namespace,
+                detached=self.detached)
 
     # -- placement -----------------------------------------------------------------------
     @staticmethod
@@ -141,6 +187,20 @@ class RayHost(BaseHost):
             return {(s, r): None for s in range(shards) for r in range(replicas)}
         off = shard_hash(index_id) % len(nodes)
         return {(s, r): nodes[(off + s * replicas + r) % len(nodes)] for s in range(shards) for r in range(replicas)}
+
+    @staticmethod
+    def replacement_node(placed: dict[tuple[int, int], str | None], shard_no: int, replica_no: int,
+                         nodes: list[str]) -> str | None:
+        """An alive node for a re-created replica: not one holding another replica of its shard if
+        possible, then the one holding fewest replicas of the index."""
+        if not nodes:
+            return None
+        siblings = {n for (s, r), n in placed.items() if s == shard_no and r != replica_no}
+        load = {n: 0 for n in nodes}
+        for (s, r), n in placed.items():
+            if n in load and (s, r) != (shard_no, replica_no):
+                load[n] += 1
+        return min(nodes, key=lambda n: (n in siblings, load[n], n))
 
     # -- interface -----------------------------------------------------------------------
     async def open(self, spec: ShardSpec) -> None:
@@ -159,8 +219,10 @@ class RayHost(BaseHost):
                     namespace=self.namespace, detached=self.detached,
                 ) for r in range(spec.replicas)] for s in range(spec.shards)]
 
+            self._specs[(spec.index_id, spec.generation)] = spec
             known = self._handles.get((spec.index_id, spec.generation))
             if known is None or len(known) != spec.shards or len(known[0]) != spec.replicas:
+                self._placed[(spec.index_id, spec.generation)] = dict(where)
                 # keep the first handles: for actors owned by this process (not detached) they are what
                 # keeps the actors alive - replacing them would let Ray collect the actors
                 self._handles[(spec.index_id, spec.generation)] = await asyncio.to_thread(create)
@@ -211,6 +273,8 @@ class RayHost(BaseHost):
         """Delete the generation's files (each actor removes its own) and kill its actors."""
         check_index_id(index_id)
         async with self._open_lock:
+            self._specs.pop((index_id, generation), None)
+            self._placed.pop((index_id, generation), None)
             await self._destroy(await asyncio.to_thread(self._find, index_id, generation))
             self._handles.pop((index_id, generation), None)
             self._forget(index_id, generation)
@@ -218,6 +282,9 @@ class RayHost(BaseHost):
     async def drop_index(self, index_id: str) -> None:
         check_index_id(index_id)
         async with self._open_lock:
+            for key in [k for k in self._specs if k[0] == index_id]:
+                del self._specs[key]
+                self._placed.pop(key, None)
             await self._destroy(await asyncio.to_thread(self._find, index_id, None))
             for key in [k for k in self._handles if k[0] == index_id]:
                 del self._handles[key]

@@ -55,6 +55,11 @@ def test_placement_spreads_shards_and_separates_replicas():
         assert where[(s, 0)] != where[(s, 1)]
     assert set(where.values()) == set(nodes)
     assert RayHost.placement("idx_x", 1, 1, [])[(0, 0)] is None
+    # n3 left: s0r? moves to the node without its sibling, s1r? to the least loaded one
+    placed = {(0, 0): "n1", (0, 1): "n3", (1, 0): "n3", (1, 1): "n2", (2, 0): "n2", (2, 1): "n1"}
+    assert RayHost.replacement_node(placed, 0, 1, ["n1", "n2"]) == "n2"
+    assert RayHost.replacement_node(placed, 1, 0, ["n1", "n2"]) == "n1"
+    assert RayHost.replacement_node(placed, 1, 0, []) is None
 
 
 async def test_ray_host_end_to_end(host, tmp_path, namespace):
