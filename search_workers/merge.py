@@ -89,8 +89,8 @@ def parse_sort(sort: Any) -> list[tuple[str, bool]]:
 
 def _cmp_values(a: Any, b: Any) -> int:
     """Ascending comparison of two non-missing sort values of one key."""
-    ka: tuple[Any, Any]
-    kb: tuple[Any, Any]
+    ka: Any
+    kb: Any
     if isinstance(a, str) and isinstance(b, str):
         ka, kb = (a.casefold(), a), (b.casefold(), b)
     elif isinstance(a, int | float) and isinstance(b, int | float):
