@@ -181,6 +181,13 @@ def get_analyzer(language: str, stem: bool = True) -> TextAnalyzer:
     return an
 
 
+class PreAnalyzed(tuple):
+    """Terms already produced by :class:`TextAnalyzer` (the engine analyses each document once
+    and hands the same terms to Whoosh and to its in-memory structures)."""
+
+    __slots__ = ()
+
+
 class ShopTokenizer(Tokenizer):
     """Whoosh tokenizer running :class:`TextAnalyzer`, so the Whoosh index holds the very same
     terms as the engine's in-memory structures (and a plain Whoosh parser can query it)."""
@@ -211,10 +218,21 @@ class ShopTokenizer(Tokenizer):
         mode: str = "",
         **kwargs: Any,
     ) -> Iterator[Token]:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        if isinstance(value, PreAnalyzed):
+            for i, term in enumerate(value):
+                t.text = term
+                t.boost = 1.0
+                t.stopped = False
+                if positions:
+                    t.pos = start_pos + i
+                if chars:
+                    t.startchar = t.endchar = start_char
+                yield t
+            return
         if isinstance(value, (list, tuple)):
             value = " ".join(str(v) for v in value)
         an = get_analyzer(self.language, self.stem)
-        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         pos = start_pos
         for start, end, terms in an.chunk_spans(value):
             for term in terms:

@@ -49,7 +49,7 @@ from whoosh import fields as wf
 from whoosh import index as windex
 from whoosh.query import Every
 
-from .analysis import ShopTokenizer, get_analyzer
+from .analysis import PreAnalyzed, ShopTokenizer, get_analyzer
 from .errors import EngineError
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
@@ -104,16 +104,21 @@ class ShardEngine:
     def _meta_blob(self, seq: int) -> bytes:
         return orjson.dumps({"appliedSeq": seq, "mapping": self.mapping, "language": self.language})
 
-    def _whoosh_doc(self, doc_id: str, doc: dict, blob: bytes) -> dict[str, Any]:
+    def _whoosh_doc(self, doc_id: str, doc: dict, blob: bytes, analyzed: dict | None = None) -> dict[str, Any]:
         wd: dict[str, Any] = {"docid": doc_id, "src": blob}
         for name, spec in self.fields.items():
             v = doc.get(name)
             if v is None:
                 continue
             if spec.searchable:
-                t = text_of(v)
-                if t:
-                    wd["t_" + name] = t
+                if analyzed is not None:
+                    terms = analyzed.get(name, ((), ()))[1]
+                    if terms:
+                        wd["t_" + name] = PreAnalyzed(terms)
+                else:
+                    t = text_of(v)
+                    if t:
+                        wd["t_" + name] = t
             if spec.needs_values and spec.type in ("keyword", "keyword[]"):
                 vals = [x.replace(",", " ") for x in keyword_values(v)]
                 if vals:
@@ -178,7 +183,7 @@ class ShardEngine:
     def apply(self, changes: list[dict]) -> int:
         with self._lock:
             self._check_open()
-            final: dict[str, tuple[dict, bytes] | None] = {}
+            final: dict[str, tuple[dict, bytes, dict] | None] = {}
             flushed = False
             new_seq = self._applied_seq
             for i, c in enumerate(changes):
@@ -197,38 +202,43 @@ class ShardEngine:
                     doc_id = str(c["id"])
                     doc = dict(c.get("doc") or {})
                     doc.setdefault(self.id_field, c["id"])
-                    final[doc_id] = (doc, orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))
+                    final[doc_id] = (doc, orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS), {})
                 elif op == "delete":
                     final[str(c["id"])] = None
                 else:
                     raise EngineError(f"unknown op {op!r}", "CHANGE_INVALID", [{"path": f"[{i}].op", "message": "unknown op"}])
             if new_seq == self._applied_seq:
                 return self._applied_seq
+            mem = self._mem
+            for entry in final.values():
+                if entry is not None:
+                    entry[2].update(mem.analyze(entry[0]))  # analyse once, for Whoosh and memory
             w = self._ix.writer(limitmb=128)
             try:
                 if flushed:
                     w.delete_by_query(Every())
                 for doc_id, entry in final.items():
+                    known = not flushed and doc_id in mem.id_to_slot
                     if entry is None:
-                        w.delete_by_term("docid", doc_id)
-                    elif flushed:
-                        w.add_document(**self._whoosh_doc(doc_id, entry[0], entry[1]))
-                    else:
-                        w.update_document(**self._whoosh_doc(doc_id, entry[0], entry[1]))
+                        if known:
+                            w.delete_by_term("docid", doc_id)
+                    elif known:
+                        w.update_document(**self._whoosh_doc(doc_id, entry[0], entry[1], entry[2]))
+                    else:  # new id (the in-memory id map mirrors the committed index)
+                        w.add_document(**self._whoosh_doc(doc_id, entry[0], entry[1], entry[2]))
                 w.update_document(docid=META_ID, meta=self._meta_blob(new_seq))
                 w.commit()
             except BaseException:
                 with contextlib.suppress(Exception):
                     w.cancel()
                 raise
-            mem = self._mem
             if flushed:
                 mem.clear()
             for doc_id, entry in final.items():
                 if entry is None:
                     mem.delete(doc_id)
                 else:
-                    mem.add(doc_id, entry[0], entry[1])
+                    mem.add(doc_id, entry[0], entry[1], entry[2])
             mem.finalize()
             self._applied_seq = new_seq
             return new_seq

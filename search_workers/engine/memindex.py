@@ -244,7 +244,23 @@ class MemIndex:
         for doc_id in list(self.id_to_slot):
             self.delete(doc_id)
 
-    def add(self, doc_id: str, doc: dict, blob: bytes | None = None) -> int:
+    def analyze(self, doc: dict) -> dict[str, tuple[list[str], list[str]]]:
+        """field -> (chunks, index terms) for every searchable field of ``doc`` (pure)."""
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        ct = self.analyzer.chunk_terms
+        for f in self.searchable:
+            value = doc.get(f)
+            if value is None:
+                continue
+            chunks = CHUNK_RE.findall(text_of(value))
+            terms: list[str] = []
+            for chunk in chunks:
+                terms.extend(ct(chunk))
+            out[f] = (chunks, terms)
+        return out
+
+    def add(self, doc_id: str, doc: dict, blob: bytes | None = None,
+            analyzed: dict[str, tuple[list[str], list[str]]] | None = None) -> int:
         """Add (or replace) one document. Call :meth:`finalize` after a batch."""
         if doc_id in self.id_to_slot:
             self.delete(doc_id)
@@ -259,12 +275,9 @@ class MemIndex:
         an = self.analyzer
         touched = self._touched
         seen = self._seen_chunks
-        for f in self.searchable:
-            value = doc.get(f)
-            if value is None:
-                continue
-            terms: list[str] = []
-            chunks = CHUNK_RE.findall(text_of(value))
+        if analyzed is None:
+            analyzed = self.analyze(doc)
+        for f, (chunks, terms) in analyzed.items():
             if chunks:
                 cids = self.chunk_ids
                 row = []
@@ -276,7 +289,6 @@ class MemIndex:
                     row.append(cid)
                 self.pos[f][slot, : len(row)] = row
             for chunk in chunks:
-                terms.extend(an.chunk_terms(chunk))
                 if chunk not in seen:
                     seen.add(chunk)
                     for surf, term in an.chunk_surfaces(chunk):
