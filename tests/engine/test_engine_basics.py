@@ -221,3 +221,17 @@ def test_compaction_keeps_results(tmp_path):
     assert ids(r)[0] == "42" and r["facets"]["brand"] == {"Acme": 1}
     assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 500
     e.close()
+
+
+def test_apply_is_incremental(tmp_path):
+    docs = [{"id": str(i), "title": f"widget {i} {'red' if i % 2 else 'blue'}"} for i in range(3000)]
+    e = make(tmp_path, docs)
+    mem = e._mem
+    untouched = mem.postings["title"]["blue"].docs
+    touched = mem.postings["title"]["widget"].docs
+    e.apply([{"seq": 3001 + i, "op": "upsert", "id": f"n{i}", "doc": {"title": f"widget red {i}"}} for i in range(50)])
+    assert mem.postings["title"]["blue"].docs is untouched  # no rebuild of untouched terms
+    assert mem.postings["title"]["widget"].docs is not touched
+    assert len(mem.postings["title"]["widget"].docs) == 3050
+    assert e.search({"q": "widget red"})["total"] == 1550
+    e.close()
