@@ -47,6 +47,8 @@ F_TYPO2 = 0.35
 MAX_ATOMS = 16
 MAX_PREFIX_EXPANSIONS = 40
 MAX_TYPO_EXPANSIONS = 24
+MAX_TYPO_EXPANSIONS_KNOWN = 8
+PREFIX_LIMIT_BY_LEN = {1: 8, 2: 20}
 SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
@@ -196,21 +198,33 @@ def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | Non
             words = [t for w in syn for t in (x.norm for x in an.query_atoms(str(w)))]
             if words and tuple(words) != (a.norm,):
                 c.alts.append(Alt(tuple(words), F_SYN, "syn"))
-        if i == last and allow_prefix and not trailing_space and not (a.numeric and len(a.raw) < 2):
-            for t in prefix_candidates(idx, [a.norm, raw_f], MAX_PREFIX_EXPANSIONS):
+        if (i == last and allow_prefix and not trailing_space and not (a.numeric and len(a.raw) < 2)
+                and sum(1 for x in atoms if x.chunk == a.chunk) == 1):
+            limit = PREFIX_LIMIT_BY_LEN.get(len(a.raw), MAX_PREFIX_EXPANSIONS)
+            for t in prefix_candidates(idx, [a.norm, raw_f], limit):
                 if t not in exact:
                     c.alts.append(Alt((t,), F_PREFIX, "prefix"))
         if typo_on and not a.numeric and len(a.raw) >= min1:
             max_d = 2 if len(a.raw) >= min2 else 1
             cands = typo_candidates(idx, sorted(exact), max_d)
-            if len(cands) > MAX_TYPO_EXPANSIONS:
-                best = heapq.nsmallest(MAX_TYPO_EXPANSIONS, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0)))
+            # a word that is itself in the dictionary needs fewer typo alternatives
+            cap = MAX_TYPO_EXPANSIONS_KNOWN if any(t in td for t in exact) else MAX_TYPO_EXPANSIONS
+            if len(cands) > cap:
+                best = heapq.nsmallest(cap, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0)))
                 cands = dict(best)
             have = {x.terms[0] for x in c.alts if len(x.terms) == 1}
             for t, d in cands.items():
                 if t not in have:
                     c.alts.append(Alt((t,), F_TYPO1 if d == 1 else F_TYPO2, "typo"))
         clauses.append(c)
+    # last word typed as a code ("sm-g9", "6s"): prefix of the whole chunk, for all its atoms
+    chunk_atoms = [k for k, x in enumerate(atoms) if x.chunk == atoms[last].chunk]
+    if allow_prefix and not trailing_space and len(chunk_atoms) > 1:
+        compound = fold("".join(atoms[k].raw for k in chunk_atoms))
+        for t in prefix_candidates(idx, [compound], PREFIX_LIMIT_BY_LEN.get(len(compound), MAX_PREFIX_EXPANSIONS)):
+            if t != compound:
+                for k in chunk_atoms:
+                    clauses[k].alts.append(Alt((t,), F_PREFIX, "prefix"))
     # glue adjacent atoms: "sm g930" -> smg930, "iphone 8" -> iphone8, "128 gb" -> 128gb
     for i in range(len(atoms)):
         for span in (2, 3):
@@ -287,12 +301,17 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
             lens = idx.lengths[fname]
             avg = idx.avg_len(fname)
             fs = np.zeros(n, dtype=np.float32)
+            first = True
             for a, ps in present:
                 if len(ps) == 1:
                     p = ps[0]
                     s = tf_norm(p, lens, avg) * np.float32(idf * a.factor)
                     d = p.docs
-                    fs[d] = np.maximum(fs[d], s)
+                    if first:  # fs is all zeros: plain scatter
+                        fs[d] = s
+                    else:
+                        fs[d] = np.maximum(fs[d], s)
+                    first = False
                 else:  # multi-word synonym: every word in this field, mean of their scores
                     acc = np.zeros(n, dtype=np.float32)
                     cnt = np.zeros(n, dtype=np.int8)
@@ -302,6 +321,7 @@ def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict])
                     ok = cnt == len(ps)
                     cand = np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32)
                     np.maximum(fs, cand, out=fs)
+                    first = False
                 out.matched_terms.update(a.terms)
             hit = fs > 0
             if hit.any():
