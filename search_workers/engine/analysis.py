@@ -22,12 +22,15 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from whoosh.analysis import Token, Tokenizer
+from whoosh.fields import TEXT
 from whoosh.lang import stemmer_for_language
+from whoosh.system import pack_uint
 
 CHUNK_RE = re.compile(r"[^\W_]+(?:[-./'\u2019&+][^\W_]+)*")
 PART_RE = re.compile(r"[^\W_]+")
@@ -248,3 +251,16 @@ class ShopTokenizer(Tokenizer):
                     t.endchar = start_char + end
                 yield t
             pos += 1
+
+
+class ShopText(TEXT):
+    """Whoosh TEXT field (frequencies, no positions) that indexes :class:`PreAnalyzed` terms
+    directly - no token objects - and falls back to :class:`ShopTokenizer` for plain text."""
+
+    def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:  # type: ignore[override]
+        if isinstance(value, PreAnalyzed):
+            fb = self.format.field_boost if self.format is not None else 1.0
+            for term, freq in Counter(value).items():
+                yield term.encode("utf-8"), freq, freq * fb, pack_uint(freq)
+            return
+        yield from super().index(value, **kwargs)

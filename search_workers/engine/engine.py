@@ -49,7 +49,7 @@ from whoosh import fields as wf
 from whoosh import index as windex
 from whoosh.query import Every
 
-from .analysis import PreAnalyzed, ShopTokenizer, get_analyzer
+from .analysis import PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
 from .errors import EngineError
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
@@ -96,7 +96,7 @@ class ShardEngine:
         for name, spec in self.fields.items():
             if spec.searchable:
                 # one analysis per index (the in-memory structures use the same); see known gaps
-                s.add("t_" + name, wf.TEXT(analyzer=ShopTokenizer(self.language), phrase=False))  # type: ignore[arg-type]
+                s.add("t_" + name, ShopText(analyzer=ShopTokenizer(self.language), phrase=False))  # type: ignore[arg-type]
             if spec.needs_values and spec.type in ("keyword", "keyword[]"):
                 s.add("k_" + name, wf.KEYWORD(commas=True, lowercase=False, scorable=False))
         return s
