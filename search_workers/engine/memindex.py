@@ -300,15 +300,21 @@ class MemIndex:
             self.lengths[f][slot] = len(terms)
             self.sum_len[f] += len(terms)
             plist = self.postings[f]
+            pget = plist.get
             for term, tf in Counter(terms).items():
-                p = plist.get(term)
+                p = pget(term)
                 if p is None:
                     p = plist[term] = Postings()
                     if term not in self.term_df:
                         self._new_term(term)
-                p.add(slot, tf)
-                self.term_df[term] += 1
-                touched.add((f, term))
+                pd = p.pd
+                if pd is None:  # first posting of this term in the batch
+                    p.pd = [slot]
+                    p.pt = [tf]
+                    touched.add((f, term))
+                else:
+                    pd.append(slot)
+                    p.pt.append(tf)  # type: ignore[union-attr]
         for f in self.kw_fields:
             vals = keyword_values(doc.get(f))
             if not vals:
@@ -355,9 +361,12 @@ class MemIndex:
                     lst.append(term)
 
     def finalize(self) -> None:
+        td = self.term_df
         for f, term in self._touched:
             p = self.postings[f].get(term)
             if p is not None:
+                if p.pd is not None:
+                    td[term] = td.get(term, 0) + len(p.pd)
                 p.finalize()
         self._touched = set()
         for f in self.kw_fields:
