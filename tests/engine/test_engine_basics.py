@@ -235,3 +235,34 @@ def test_apply_is_incremental(tmp_path):
     assert len(mem.postings["title"]["widget"].docs) == 3050
     assert e.search({"q": "widget red"})["total"] == 1550
     e.close()
+
+
+def test_search_not_blocked_by_whoosh_commit(tmp_path):
+    import threading
+
+    e = make(tmp_path, [{"id": "1", "title": "alpha"}])
+    gate = threading.Event()
+    real_writer = e._ix.writer
+
+    def slow_writer(*a, **kw):
+        w = real_writer(*a, **kw)
+        real_commit = w.commit
+
+        def commit(*ca, **ckw):
+            assert gate.wait(10)
+            return real_commit(*ca, **ckw)
+
+        w.commit = commit
+        return w
+
+    e._ix.writer = slow_writer
+    t = threading.Thread(target=e.apply, args=([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "alpha beta"}}],))
+    t.start()
+    try:
+        # the commit is stuck: searches still answer, from the previous state
+        assert ids(e.search({"q": "alpha"})) == ["1"] and e.applied_seq == 1
+    finally:
+        gate.set()
+        t.join(10)
+    assert sorted(ids(e.search({"q": "alpha"}))) == ["1", "2"] and e.applied_seq == 2
+    e.close()
