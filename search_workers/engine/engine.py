@@ -208,9 +208,9 @@ class ShardEngine:
                 w.add_document(**self._whoosh_doc(did, orjson.loads(blob), blob))
             w.add_document(docid=META_ID, meta=self._meta_blob(self._applied_seq))
             w.commit()
-            for fn in os.listdir(self.path):
+            for fn in os.listdir(self.path):  # only Whoosh's files: others may keep theirs here
                 p = os.path.join(self.path, fn)
-                if os.path.isfile(p):
+                if os.path.isfile(p) and _is_whoosh_file(fn):
                     os.remove(p)
             for fn in os.listdir(tmp):
                 shutil.move(os.path.join(tmp, fn), os.path.join(self.path, fn))
@@ -607,6 +607,12 @@ class ShardEngine:
                 u, c = np.unique(col, return_counts=True)
                 out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
         return out
+
+
+def _is_whoosh_file(name: str) -> bool:
+    """Files of the default Whoosh index ("MAIN"): ``_MAIN_<gen>.toc``, ``MAIN_<id>.seg``,
+    ``MAIN_WRITELOCK`` and the like."""
+    return name.startswith(("_MAIN_", "MAIN_", "MAIN."))
 
 
 def _num(v: Any, ftype: str) -> float:

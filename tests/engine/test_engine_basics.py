@@ -141,9 +141,12 @@ def test_reopen_keeps_data_and_search(tmp_path):
 def test_mapping_change_on_reopen_rebuilds(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "alpha", "brand": "Acme"}])
     e.close()
+    foreign = tmp_path / "shard" / "shopsearch-seq.json"  # a host's file next to the index
+    foreign.write_text('{"throughSeq": 7}')
     m2 = {"idField": "id", "fields": {**SMALL["fields"], "brand": {"type": "keyword", "searchable": False, "filterable": True}}}
     e = ShardEngine(tmp_path / "shard", m2)
     assert e.doc_count == 1 and e.search({"q": "acme"})["total"] == 0 and e.search({"q": "alpha"})["total"] == 1
+    assert foreign.read_text() == '{"throughSeq": 7}' and e.applied_seq == 1
     e.apply([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "beta", "brand": "Acme"}}])
     assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 2
     e.close()
