@@ -156,6 +156,11 @@ def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchReque
 
 
 # --------------------------------------------------------------------------- searching
+def wants_fresh(request_headers: Any) -> bool:
+    """``Cache-Control: no-cache`` asks for an answer computed now (it is still cached for others)."""
+    return "no-cache" in (request_headers.get("cache-control") or "").lower()
+
+
 def _tail(query_id: str, took_ms: float) -> bytes:
     return b',"queryId":' + orjson.dumps(query_id) + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"
 
@@ -166,6 +171,7 @@ async def run_search(
     body: SearchRequest,
     *,
     source: str,
+    use_cache: bool = True,
     headers: dict[str, str] | None = None,
 ) -> Response:
     started = time.perf_counter()
@@ -174,7 +180,7 @@ async def run_search(
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
     normalized["q"] = " ".join(body.q.split()).lower()
     key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized)
-    hit = state.answers.get(key)
+    hit = state.answers.get(key) if use_cache else None
     cached = hit is not None
     if hit is not None:
         head, total = hit

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from control_plane.access import access_for_key_project, storefront_principal
 from control_plane.deps import RuntimeDep
 from control_plane.search.profile_query import SearchRequest
-from control_plane.search.service import resolve_storefront, run_search
+from control_plane.search.service import resolve_storefront, run_search, wants_fresh
 from shared.errors import ErrorCode, ServiceError
 
 router = APIRouter(tags=["storefront"])
@@ -32,4 +32,4 @@ async def storefront_search(profile_key: str, body: SearchRequest, request: Requ
     access_for_key_project(principal, resolved.project_id)
     if principal.key is not None and principal.key.index_id not in (None, resolved.index.id):
         raise ServiceError(ErrorCode.NOT_FOUND, "Search profile not found")
-    return await run_search(runtime, resolved, body, source="storefront")
+    return await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers))

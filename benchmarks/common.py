@@ -1,0 +1,247 @@
+"""What the benchmark scripts share: the Best Buy catalog and queries, a real server, tenants, uploads."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASET = Path(os.environ.get("SHOPSEARCH_DATASET", ROOT.parent / "shared" / "datasets" / "bestbuy"))
+PRODUCTS = DATASET / "products.json"
+QUERIES = DATASET / "queries.jsonl"
+PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+MAPPING: dict[str, Any] = {
+    "idField": "id",
+    "fields": {
+        "name": {"type": "text", "searchable": True},
+        "brand": {"type": "keyword", "searchable": True, "facetable": True, "filterable": True},
+        "categories": {"type": "keyword[]", "searchable": True, "facetable": True, "filterable": True},
+        "description": {"type": "text", "searchable": True},
+        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
+        "popularity": {"type": "integer", "sortable": True},
+    },
+}
+# name over brand over categories over description
+FIELDS: dict[str, dict[str, int]] = {
+    "name": {"weight": 8}, "brand": {"weight": 4}, "categories": {"weight": 2}, "description": {"weight": 1},
+}
+SUFFIXES = ["Pro", "Lite", "Plus", "Max", "Mini", "Edition", "Bundle", "Kit", "Deluxe", "Sport", "Travel",
+            "Classic", "Premium", "Value", "Essentials", "Starter", "Ultra", "Compact", "Duo", "Go"]
+
+
+def load_products() -> list[dict[str, Any]]:
+    """The Best Buy catalog with ids (its position in the file)."""
+    return [{"id": str(i), **p} for i, p in enumerate(json.loads(PRODUCTS.read_text()))]
+
+
+def expand(n: int, seed: int = 42) -> list[dict[str, Any]]:
+    """The catalog grown to ``n`` products: variant words on names, prices and popularity perturbed."""
+    base = load_products()
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        p = dict(base[i % len(base)])
+        v = i // len(base)
+        if v:
+            suffix = SUFFIXES[v % len(SUFFIXES)]
+            p["name"] = f"{p['name']} {suffix} {v // len(SUFFIXES) + 1}" if v >= len(SUFFIXES) else f"{p['name']} {suffix}"
+            p["price"] = round(p["price"] * rng.uniform(0.8, 1.25), 2)
+            p["popularity"] = max(0, int(p["popularity"] * rng.uniform(0.5, 1.5)))
+        p["id"] = f"p{i:06d}"
+        out.append(p)
+    return out
+
+
+def weighted_queries(k: int, seed: int = 1) -> list[str]:
+    """``k`` real shopper queries drawn by popularity (so popular ones repeat, as in real traffic)."""
+    rows = [json.loads(line) for line in QUERIES.read_text().splitlines() if line.strip()]
+    rng = random.Random(seed)
+    return rng.choices([r["query"] for r in rows], weights=[max(1, r["popularity"]) for r in rows], k=k)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
+
+
+def tree_rss(pid: int) -> int:
+    """Total RSS of a process and all its children (bytes)."""
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.memory_info().rss
+    return total
+
+
+@dataclass
+class Tenant:
+    project_id: str
+    key: str
+    public_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def make_tenant(database_url: str, public_origins: list[str] | None = None) -> Tenant:
+    """An enterprise-plan organization, a project, a full-access key (and a public key), in the database."""
+    from control_plane.api_key.models import ApiKey
+    from control_plane.auth.models import User
+    from control_plane.db import make_engine, make_sessionmaker
+    from control_plane.org.service import create_organization
+    from control_plane.project.models import Project
+    from control_plane.security import hash_password, hash_token, new_api_key
+    from shared.ids import new_id
+
+    engine = make_engine(database_url)
+    try:
+        with make_sessionmaker(engine).begin() as db:
+            user = User(id=new_id("usr"), email=f"bench-{secrets.token_hex(4)}@example.com", name="bench",
+                        password_hash=hash_password("benchmark password"))
+            db.add(user)
+            db.flush()
+            org = create_organization(db, "bench", user.id, plan="enterprise")
+            project = Project(id=new_id("prj"), org_id=org.id, name="bench")
+            db.add(project)
+            db.flush()
+            raw = new_api_key("secret")
+            db.add(ApiKey(id=new_id("key"), project_id=project.id, type="secret", name="bench", access="full",
+                          allowed_origins=[], prefix=raw[:12], key_hash=hash_token(raw)))
+            public = None
+            if public_origins:
+                public = new_api_key("public")
+                db.add(ApiKey(id=new_id("key"), project_id=project.id, type="public", name="bench web",
+                              allowed_origins=public_origins, prefix=public[:12], key_hash=hash_token(public)))
+            return Tenant(project.id, raw, public, {"Authorization": f"Bearer {raw}"})
+    finally:
+        engine.dispose()
+
+
+def wait_task(http: httpx.Client, project_id: str, task_id: str, timeout: float = 3600) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = http.get(f"/v1/projects/{project_id}/tasks/{task_id}").json()
+        if task["status"] in ("succeeded", "failed", "canceled"):
+            return task  # type: ignore[no-any-return]
+        if time.monotonic() > deadline:
+            raise TimeoutError(task_id)
+        time.sleep(0.05)
+
+
+@dataclass
+class Server:
+    base: str
+    process: subprocess.Popen[bytes]
+    data_dir: Path
+    database_url: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+@contextlib.contextmanager
+def running_server(postgres: bool = False, redis: bool = False, keep: bool = False,
+                   extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+    """``shopsearch serve`` in a subprocess on a temporary data dir (optionally a scratch PostgreSQL)."""
+    data_dir = Path(tempfile.mkdtemp(prefix="shopsearch-bench-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
+    env.update(SHOPSEARCH_DATA_DIR=str(data_dir), SHOPSEARCH_LOG_LEVEL="WARNING", **(extra_env or {}))
+    pg_name = None
+    if postgres:
+        import psycopg
+
+        pg_name = f"shopsearch_bench_{secrets.token_hex(4)}"
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{pg_name}"')
+        env["SHOPSEARCH_DATABASE_URL"] = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
+    if redis:
+        env["SHOPSEARCH_REDIS_URL"] = "redis://127.0.0.1:6379/0"
+        env["SHOPSEARCH_REDIS_PREFIX"] = f"bench:{secrets.token_hex(4)}:"
+    database_url = env.get("SHOPSEARCH_DATABASE_URL") or f"sqlite:///{(data_dir / 'shopsearch.db').resolve()}"
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port)], cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + "/ready", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.2)
+        yield Server(base, process, data_dir, database_url)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        if pg_name:
+            import psycopg
+
+            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+        if not keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def upload_catalog(base: str, tenant: Tenant, index_url: str, docs: list[dict[str, Any]], *,
+                   batch: int = 1000, uploaders: int = 4) -> tuple[float, float]:
+    """Uploads in batches with concurrent uploaders; returns (seconds to send, seconds to last task succeeded)."""
+    bodies = [json.dumps(docs[i:i + batch]).encode() for i in range(0, len(docs), batch)]
+    task_ids: list[str] = []
+    lock = threading.Lock()
+    local = threading.local()
+
+    def send(body: bytes) -> None:
+        if not hasattr(local, "client"):
+            local.client = httpx.Client(base_url=base, headers={**tenant.headers, "content-type": "application/json"},
+                                        timeout=300)
+        response = local.client.post(index_url + "/documents", content=body)
+        response.raise_for_status()
+        with lock:
+            task_ids.append(response.json()["taskId"])
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(uploaders) as pool:
+        list(pool.map(send, bodies))
+    sent = time.perf_counter() - started
+    with httpx.Client(base_url=base, headers=tenant.headers, timeout=60) as http:
+        for task_id in task_ids:
+            task = wait_task(http, tenant.project_id, task_id)
+            if task["status"] != "succeeded":
+                raise RuntimeError(f"task failed: {task}")
+    return sent, time.perf_counter() - started
