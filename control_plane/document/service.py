@@ -446,9 +446,11 @@ def commit_session(db: Session, index: Index, session: ReplaceSession) -> Task:
     _require_open(db, session)
     if session.mapping is not None:
         check_mapping_keeps_config(db, index, session.mapping)
+    # changes made after the commit (higher sequences) apply on top of the new catalog
+    upto = reserve_seqs(db, index.id, 1)
     task = tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="replace.commit",
-        payload={"sessionId": session.id}, details={"received": session.document_count},
+        payload={"sessionId": session.id, "upto": upto}, details={"received": session.document_count},
     )
     session.status = "committing"
     session.task_id = task.id

@@ -344,6 +344,7 @@ def put_feed(db: Session, index: Index, body: dict[str, Any], settings: Settings
         "fieldMap": body.get("fieldMap") or {},
         "lastSyncAt": (index.feed or {}).get("lastSyncAt"),
         "lastTaskId": (index.feed or {}).get("lastTaskId"),
+        "configuredAt": isoformat(utcnow()),
     }
     index.feed = feed
     index.updated_at = utcnow()

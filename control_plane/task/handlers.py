@@ -103,7 +103,12 @@ def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any
         if index is None:
             raise TaskFailed("NOT_FOUND", "The index was deleted")
         generation = max(index.serving_generation, index.building_generation or 0) + 1
-        upto = documents.reserve_seqs(db, index.id, 1) if session_id is not None else index.seq
+        if "upto" in payload:
+            upto = int(payload["upto"])  # reserved when the commit was requested
+        elif session_id is not None:
+            upto = documents.reserve_seqs(db, index.id, 1)
+        else:
+            upto = index.seq
         payload["generation"] = generation
         payload["upto"] = upto
         payload["buildMapping"] = mapping if mapping is not None else index.mapping
@@ -398,7 +403,8 @@ def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> No
             every = {"hourly": timedelta(hours=1), "daily": timedelta(days=1)}.get(feed.get("schedule", "manual"))
             if every is None or index.integration:
                 continue
-            last = feed.get("lastSyncAt")
+            # the first scheduled sync comes one interval after the feed was configured
+            last = feed.get("lastSyncAt") or feed.get("configuredAt")
             if last and datetime.fromisoformat(last.replace("Z", "+00:00")) + every > now:
                 continue
             if db.scalar(select(Task.id).where(Task.index_id == index.id, Task.type == "feed.sync",

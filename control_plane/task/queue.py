@@ -109,14 +109,16 @@ def _claim(
         task = db.scalar(query)
         if task is None:
             return None
+        # taken after the candidate was seen claimable, so after the previous task's finish
+        started = utcnow()
         result = db.execute(
             update(Task)
             .where(Task.pk == task.pk, Task.status.in_(ACTIVE_STATUSES), claimable)
             .values(
                 status="processing",
                 lease_owner=owner,
-                lease_expires_at=now + timedelta(seconds=lease_seconds),
-                started_at=now,
+                lease_expires_at=started + timedelta(seconds=lease_seconds),
+                started_at=started,
                 attempts=Task.attempts + 1,
             )
             .execution_options(synchronize_session=False)

@@ -56,7 +56,7 @@ class TaskContext:
     def checkpoint(self, force: bool = False) -> None:
         """Renew the lease when due (raises LeaseLost) and stop if cancellation was requested."""
         now = time.monotonic()
-        if not force and now - self._last_renew < self.claim.lease_seconds / 4:
+        if not force and now - self._last_renew < min(1.0, self.claim.lease_seconds / 4):
             return
         self._last_renew = now
         if queue.renew(self.sessions, self.claim, details=dict(self.claim.details)):

@@ -241,3 +241,21 @@ def test_replace_session_abort_and_expiry_keep_old_catalog(app, client):
     assert client.get(tenant.url(index["id"], "/replace-sessions/rs_nope"), headers=tenant.headers).status_code == 404
     other = make_tenant(app)
     assert client.get(other.url(index["id"], f"/replace-sessions/{session['id']}"), headers=other.headers).status_code == 404
+
+
+def test_upload_after_commit_request_lands_on_new_catalog(app, client):
+    tenant = make_tenant(app)
+    index = create_index(client, tenant, shards=2)
+    upload(client, tenant, index["id"], products(4))
+    session = client.post(tenant.url(index["id"], "/replace-sessions"), json={}, headers=tenant.headers).json()
+    surl = tenant.url(index["id"], f"/replace-sessions/{session['id']}")
+    client.post(surl + "/documents", json=products(3, start=10), headers=tenant.headers)
+    with app.state.runtime.extras["task_runner"].paused():
+        commit = client.post(surl + "/commit", headers=tenant.headers).json()["taskId"]
+        late = upload(client, tenant, index["id"], [{"id": "late", "name": "late arrival"}], wait=False)["taskId"]
+        committing = client.get(surl, headers=tenant.headers).json()
+        assert committing["status"] == "committing" and committing["taskId"] == commit
+    assert wait_task(client, tenant.headers, tenant.project_id, commit)["status"] == "succeeded"
+    assert wait_task(client, tenant.headers, tenant.project_id, late)["status"] == "succeeded"
+    answer = search(client, tenant, index["id"], q="", perPage=50)
+    assert sorted(h["id"] for h in answer["hits"]) == sorted(["late", "p10", "p11", "p12"])
