@@ -7,17 +7,17 @@ the epoch, so no stale answer outlives a change — on every API instance when R
 
 from __future__ import annotations
 
-from control_plane.runtime import Runtime
+from control_plane.sharedstate import SharedState
 
 
 def _key(index_id: str) -> str:
     return f"epoch:index:{index_id}"
 
 
-def index_epoch(runtime: Runtime, index_id: str) -> int:
-    value = runtime.state.get(_key(index_id))
+def index_epoch(state: SharedState, index_id: str) -> int:
+    value = state.get(_key(index_id))
     return int(value) if value else 0
 
 
-def bump_index_epoch(runtime: Runtime, index_id: str) -> int:
-    return runtime.state.incr(_key(index_id))
+def bump_index_epoch(state: SharedState, index_id: str) -> int:
+    return state.incr(_key(index_id))

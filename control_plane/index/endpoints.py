@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Query, Response
 
 from control_plane.access import IndexRead, IndexWrite, ProjectRead, ProjectWrite
 from control_plane.deps import RuntimeDep, SessionDep
+from control_plane.epochs import bump_index_epoch
 from control_plane.index import service
 from control_plane.index.lifecycle import get_bridge
 from control_plane.index.schemas import (
@@ -62,6 +63,8 @@ def delete_index(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Res
     index_id = index.id
     service.delete_index(db, index)
     db.commit()
+    bump_index_epoch(runtime.state, index_id)
+    db.commit()
     bridge = get_bridge(runtime)
     bridge.forget(index_id)
     bridge.submit("drop_index", index_id, delay=1.0)
@@ -94,10 +97,13 @@ def get_facets(access: IndexRead, db: SessionDep) -> Any:
 
 
 @router.put(INDEX + "/facets", summary="Replace the facets", response_model=FacetsOut)
-def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep) -> Any:
+def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = service.get_index(db, access, access.index_id)
     facets = [f.model_dump(by_alias=True, exclude_none=True) for f in body.facets]
-    return {"facets": service.put_facets(db, index, facets)}
+    saved = service.put_facets(db, index, facets)
+    db.commit()  # searches must not see the new epoch before the new facets
+    bump_index_epoch(runtime.state, index.id)
+    return {"facets": saved}
 
 
 # --------------------------------------------------------------------------- integration

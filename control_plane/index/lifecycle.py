@@ -92,7 +92,7 @@ def start_indexing(runtime: Runtime) -> None:
     if runtime.settings.run_task_runner:
         from control_plane.task.runner import TaskRunner
 
-        runner = TaskRunner(runtime.sessions, bridge, runtime.settings)
+        runner = TaskRunner(runtime.sessions, bridge, runtime.settings, state=runtime.state)
         runtime.extras["task_runner"] = runner
         runner.start()
 

@@ -99,11 +99,18 @@ def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None
         raise ServiceError(ErrorCode.PROFILE_INVALID, "The search profile is invalid", details)
 
 
-def default_settings(mapping: dict[str, Any]) -> ProfileSettings:
-    """What a search with no profile uses: every searchable field, weight 1."""
-    fields = {
-        name: {"weight": 1}
-        for name, spec in _fields(mapping).items()
-        if capability_problem(spec, "searchable", "", name) is None
+def default_settings(mapping: dict[str, Any], index_facets: list[dict[str, Any]] | None = None) -> ProfileSettings:
+    """What a search with no profile uses: every searchable field with weight 1, the index's
+    configured facets, and ``FIELD:asc`` / ``FIELD:desc`` sort options for every sortable field."""
+    fields = _fields(mapping)
+    query_fields = {
+        name: {"weight": 1} for name, spec in fields.items() if capability_problem(spec, "searchable", "", name) is None
     }
-    return ProfileSettings.model_validate({"queryFields": fields})
+    sort_options = [
+        {"key": f"{name}:{direction}", "label": f"{name} {direction}", "sort": [f"{name}:{direction}"]}
+        for name, spec in fields.items()
+        if spec.get("sortable")
+        for direction in ("asc", "desc")
+    ]
+    facets = [f["field"] for f in index_facets or [] if f.get("field") in fields]
+    return ProfileSettings.model_validate({"queryFields": query_fields, "sortOptions": sort_options, "facets": facets})

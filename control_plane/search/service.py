@@ -116,7 +116,7 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
     state = search_runtime(runtime)
     cached = state.cached_profile(profile_key)
     if cached is not None:
-        epoch = index_epoch(runtime, cached.index.id)
+        epoch = index_epoch(runtime.state, cached.index.id)
         if epoch == cached.epoch:
             return cached
     else:
@@ -126,7 +126,7 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
         raise not_found("Search profile")
     if epoch == -1:
         loaded = Resolved(loaded.index, loaded.settings, loaded.profile_id, loaded.profile_version,
-                          index_epoch(runtime, loaded.index.id))
+                          index_epoch(runtime.state, loaded.index.id))
     state.remember_profile(profile_key, loaded)
     return loaded
 
@@ -149,8 +149,8 @@ def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchReque
         validate_profile(settings, mapping)
         version = "inline:" + orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
     else:
-        settings = default_settings(mapping)
-    epoch = index_epoch(runtime, index.id)
+        settings = default_settings(mapping, list(index.facets or []))
+    epoch = index_epoch(runtime.state, index.id)
     db.expunge(index)
     return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch)
 

@@ -177,7 +177,14 @@ def finish(
     details: dict[str, Any] | None = None,
     error: dict[str, Any] | None = None,
 ) -> None:
-    """Record the outcome in the caller's transaction (so a swap and the success commit together)."""
+    """Record the outcome in the caller's transaction (so a swap and the success commit together).
+
+    ``claim.extra["before_finish"]`` (set by the runner) runs first: the shards already reflect the
+    task, so cached answers are retired before anyone can see the task as finished.
+    """
+    before_finish = claim.extra.get("before_finish")
+    if before_finish is not None:
+        before_finish()
     result = db.execute(
         update(Task)
         .where(Task.pk == claim.pk, Task.lease_owner == claim.owner, Task.status == "processing")

@@ -21,7 +21,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from control_plane.epochs import bump_index_epoch
 from control_plane.index.shards import ShardBridge
+from control_plane.sharedstate import SharedState, make_shared_state
 from control_plane.task import queue
 from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
 from control_plane.task.service import add_waker, remove_waker
@@ -102,6 +104,7 @@ class TaskRunner:
         poll_interval: float = 0.1,
         name: str | None = None,
         maintenance: bool = True,
+        state: SharedState | None = None,
     ) -> None:
         from control_plane.task import handlers  # noqa: F401 - registers the built-in handlers
 
@@ -113,6 +116,8 @@ class TaskRunner:
         self.poll_interval = poll_interval
         self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{new_id('run')}"
         self.maintenance = maintenance
+        # Where index epochs live (Redis when configured): bumped when a task ends, retiring cached answers.
+        self.state = state if state is not None else make_shared_state(settings.redis_url, settings.redis_prefix)
         self.checkpoint_hook: Callable[[TaskContext], None] | None = None
         self._event = threading.Event()
         self._stop = threading.Event()
@@ -206,6 +211,7 @@ class TaskRunner:
         claim = queue.claim_next(self.sessions, self.owner, self.lease_seconds, busy)
         if claim is None:
             return False
+        claim.extra["before_finish"] = lambda: self._bump_epoch(claim)
         with self._lock:
             self._busy.add(claim.index_id)
         assert self._pool is not None
@@ -216,9 +222,17 @@ class TaskRunner:
         try:
             self.run_claim(claim)
         finally:
+            self._bump_epoch(claim)  # again after the commit: a generation swap is visible only now
             with self._lock:
                 self._busy.discard(claim.index_id)
             self._event.set()
+
+    def _bump_epoch(self, claim: Claim) -> None:
+        """What search answers may have changed: retire the index's cached answers (every instance)."""
+        try:
+            bump_index_epoch(self.state, claim.index_id)
+        except Exception:  # noqa: BLE001 - answers then live until their TTL; never fail the runner
+            log.warning("bumping the epoch of index %s failed", claim.index_id, exc_info=True)
 
     def claim(self, exclude: set[str] | None = None) -> Claim | None:
         """Claim one task (tests and tools)."""

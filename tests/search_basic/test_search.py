@@ -14,7 +14,7 @@ def _setup(app, client, n=40, shards=2):
 def test_search_answer_shape_filters_sort_paging(app, client):
     tenant, index = _setup(app, client)
     answer = search(client, tenant, index["id"], q="phone")
-    assert set(answer) == {"hits", "total", "page", "perPage", "facets", "queryId", "tookMs"}
+    assert set(answer) == {"hits", "total", "page", "perPage", "facets", "sort", "appliedRules", "queryId", "tookMs"}
     assert answer["total"] == 20 and answer["page"] == 1 and answer["perPage"] == 20
     assert set(answer["hits"][0]) == {"id", "score", "document", "highlights"}
     filtered = search(client, tenant, index["id"], q="", filters={"brand": ["Acme", "Zed"], "price": {"gte": 20, "lt": 30}})
@@ -23,7 +23,7 @@ def test_search_answer_shape_filters_sort_paging(app, client):
     assert search(client, tenant, index["id"], q="", filters={"inStock": True, "not": {"brand": ["Acme"]}})["total"] > 0
     ordered = search(client, tenant, index["id"], q="", sort="price:desc", perPage=5)
     assert [h["document"]["price"] for h in ordered["hits"]] == [49.0, 48.0, 47.0, 46.0, 45.0]
-    page2 = search(client, tenant, index["id"], q="", sort=["price:desc"], perPage=5, page=2)
+    page2 = search(client, tenant, index["id"], q="", sort="price:desc", perPage=5, page=2)
     assert page2["hits"][0]["document"]["price"] == 44.0
     facets = search(client, tenant, index["id"], q="", facets=["brand", "tags"])["facets"]
     assert {f["value"]: f["count"] for f in facets["brand"]} == {"Acme": 10, "Zed": 10, "Nova": 10, "Orbit": 10}

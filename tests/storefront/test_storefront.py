@@ -117,3 +117,44 @@ def test_sort_and_pages(client, shop):
     prices = [h["document"]["price"] for h in page1["hits"] + page2["hits"]]
     assert prices == sorted(prices) and page1["sort"] == "cheap"
     assert not {h["id"] for h in page1["hits"]} & {h["id"] for h in page2["hits"]}
+
+
+def test_answer_cache_and_no_cache_header(app, client, shop):
+    from control_plane.search.service import search_runtime
+
+    tenant, _index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    answers = search_runtime(app.state.runtime).answers
+    first = client.post(url, json={"q": "laptop"}, headers=tenant.headers).json()
+    hits_before = answers.hits
+    second = client.post(url, json={"q": "  LAPTOP "}, headers=tenant.headers).json()
+    assert answers.hits == hits_before + 1  # normalized query served from the cache
+    assert second["hits"] == first["hits"] and second["queryId"] != first["queryId"]
+    fresh = client.post(url, json={"q": "laptop"}, headers={**tenant.headers, "Cache-Control": "no-cache"})
+    assert fresh.status_code == 200 and answers.hits == hits_before + 1
+
+
+def test_no_stale_answer_after_documents_change(client, shop):
+    tenant, index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    before = client.post(url, json={"q": "zanzibar"}, headers=tenant.headers).json()
+    assert before["total"] == 0
+    upload(client, tenant, index["id"], [{"id": "z1", "name": "Zanzibar phone", "brand": "Zed", "price": 5.0}])
+    after = client.post(url, json={"q": "zanzibar"}, headers=tenant.headers).json()
+    assert after["total"] == 1 and after["hits"][0]["id"] == "z1"
+
+
+def test_search_events_are_emitted(app, client, shop):
+    from control_plane.search.service import search_runtime
+
+    tenant, _index, profile, _public = shop
+    events = search_runtime(app.state.runtime).events
+    seen: list[dict] = []
+    events.subscribe(seen.extend)
+    body = client.post(f"/v1/search/{profile['profileKey']}", json={"q": "phone", "userToken": "u1"},
+                       headers=tenant.headers).json()
+    events.drain()
+    mine = [e for e in seen if e["queryId"] == body["queryId"]]
+    assert len(mine) == 1
+    assert mine[0]["q"] == "phone" and mine[0]["total"] == body["total"] and mine[0]["userToken"] == "u1"
+    assert mine[0]["source"] == "storefront" and mine[0]["profileId"] == profile["id"]
