@@ -17,23 +17,9 @@ import re
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-PRODUCTS = Path("/work/shared/datasets/bestbuy/products.json")
-QUERIES = Path("/work/shared/datasets/bestbuy/queries.jsonl")
+from benchmarks.common import FIELDS, MAPPING, PRODUCTS, QUERIES  # noqa: E402,F401 - re-exported
 
-MAPPING = {
-    "idField": "id",
-    "fields": {
-        "name": {"type": "text", "searchable": True},
-        "brand": {"type": "keyword", "searchable": True, "facetable": True, "filterable": True},
-        "categories": {"type": "keyword[]", "searchable": True, "facetable": True, "filterable": True},
-        "description": {"type": "text", "searchable": True},
-        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
-        "popularity": {"type": "integer", "sortable": True},
-    },
-}
-FIELDS = {"name": {"weight": 8}, "brand": {"weight": 4}, "categories": {"weight": 2}, "description": {"weight": 1}}
 _WORD = re.compile(r"[^\W_]+(?:[-.'&+/][^\W_]+)*")
 _COLORS = None
 

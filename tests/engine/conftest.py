@@ -1,26 +1,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from benchmarks.common import FIELDS, MAPPING, PRODUCTS  # noqa: F401 - the catalog and its mapping
 from search_workers.engine import ShardEngine
-
-PRODUCTS = Path("/work/shared/datasets/bestbuy/products.json")
-
-MAPPING = {
-    "idField": "id",
-    "fields": {
-        "name": {"type": "text", "searchable": True},
-        "brand": {"type": "keyword", "searchable": True, "facetable": True, "filterable": True},
-        "categories": {"type": "keyword[]", "searchable": True, "facetable": True, "filterable": True},
-        "description": {"type": "text", "searchable": True},
-        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
-        "popularity": {"type": "integer", "sortable": True},
-    },
-}
-FIELDS = {"name": {"weight": 8}, "brand": {"weight": 4}, "categories": {"weight": 2}, "description": {"weight": 1}}
 
 
 @pytest.fixture(scope="module")

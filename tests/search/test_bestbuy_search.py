@@ -6,31 +6,16 @@ categories over description.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from fastapi.testclient import TestClient
 
+from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
 from tests.index.helpers import make_tenant, wait_task
 
-DATASET = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "bestbuy" / "products.json"
-MAPPING = {
-    "idField": "id",
-    "fields": {
-        "name": {"type": "text", "searchable": True},
-        "brand": {"type": "keyword", "searchable": True, "facetable": True, "filterable": True},
-        "categories": {"type": "keyword[]", "searchable": True, "facetable": True, "filterable": True},
-        "description": {"type": "text", "searchable": True},
-        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
-        "popularity": {"type": "integer", "sortable": True},
-    },
-}
 PROFILE = {
     "name": "storefront",
-    "queryFields": {"name": {"weight": 10}, "brand": {"weight": 5}, "categories": {"weight": 3},
-                    "description": {"weight": 1}},
+    "queryFields": FIELDS,
     "facets": ["brand"],
     "sortOptions": [{"key": "price_asc", "label": "Price: low to high", "sort": ["price:asc"]},
                     {"key": "price_desc", "label": "Price: high to low", "sort": ["price:desc"]}],
@@ -42,8 +27,7 @@ PROFILE = {
 
 @pytest.fixture(scope="module")
 def catalog() -> list[dict]:
-    products = json.loads(DATASET.read_text())
-    return [{"id": str(i), **p} for i, p in enumerate(products)]
+    return load_products()
 
 
 @pytest.fixture(scope="module")
