@@ -211,7 +211,6 @@ class TaskRunner:
         claim = queue.claim_next(self.sessions, self.owner, self.lease_seconds, busy)
         if claim is None:
             return False
-        claim.extra["before_finish"] = lambda: self._bump_epoch(claim)
         with self._lock:
             self._busy.add(claim.index_id)
         assert self._pool is not None
@@ -222,7 +221,6 @@ class TaskRunner:
         try:
             self.run_claim(claim)
         finally:
-            self._bump_epoch(claim)  # again after the commit: a generation swap is visible only now
             with self._lock:
                 self._busy.discard(claim.index_id)
             self._event.set()
@@ -240,7 +238,18 @@ class TaskRunner:
 
     # ------------------------------------------------------------------ running
     def run_claim(self, claim: Claim) -> str:
-        """Run one claimed task to its end; returns its final status ('' when the lease was lost)."""
+        """Run one claimed task to its end; returns its final status ('' when the lease was lost).
+
+        The index epoch is bumped right before the outcome is recorded (the shards already reflect
+        the task) and again after it is committed (a generation swap is visible only then).
+        """
+        claim.extra["before_finish"] = lambda: self._bump_epoch(claim)
+        try:
+            return self._run_claim(claim)
+        finally:
+            self._bump_epoch(claim)
+
+    def _run_claim(self, claim: Claim) -> str:
         ctx = TaskContext(self, claim)
         handler = HANDLERS.get(claim.type)
         try:

@@ -80,14 +80,15 @@ def test_runner_killed_mid_task_is_resumed(app, client, monkeypatch):
     with runtime.extras["task_runner"].paused():
         response = client.post(tenant.url(index["id"], "/documents"), json=products(60), headers=tenant.headers)
         task_id = response.json()["taskId"]
-        dying = TaskRunner(runtime.sessions, KillingBridge(bridge, after=2), runtime.settings, lease_seconds=0.5,
+        dying = TaskRunner(runtime.sessions, KillingBridge(bridge, after=2), runtime.settings, lease_seconds=0.5, state=runtime.state,
                            maintenance=False)
         claim = dying.claim()
         assert claim is not None and claim.id == task_id
         with pytest.raises(Killed):
             dying.run_claim(claim)
         assert 0 < search(client, tenant, index["id"], q="", perPage=100)["total"] < 60  # partly applied
-        rescuer = TaskRunner(runtime.sessions, bridge, runtime.settings, lease_seconds=30, maintenance=False)
+        rescuer = TaskRunner(runtime.sessions, bridge, runtime.settings, lease_seconds=30, maintenance=False,
+                               state=runtime.state)
         assert rescuer.claim() is None  # the lease is still held
         time.sleep(0.6)
         second = rescuer.claim()
