@@ -60,6 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_openapi(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(StorefrontCORS)
+    # The storefront routes first: they take most of the traffic, and routes are matched in order.
+    app.include_router(storefront_router, prefix="/v1")
     app.include_router(status_router)
     app.include_router(auth_router, prefix="/v1")
     app.include_router(org_router, prefix="/v1")
@@ -70,5 +72,4 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(task_router, prefix="/v1")
     app.include_router(search_router, prefix="/v1")
     app.include_router(profile_router, prefix="/v1")
-    app.include_router(storefront_router, prefix="/v1")
     return app
