@@ -23,6 +23,7 @@ from typing import Any
 
 from search_workers.engine import ShardEngine
 from search_workers.host import BaseHost, ShardNotOpen, ShardSpec, check_index_id, replica_dir_name
+from search_workers.merge import merge_answers, shard_query
 from search_workers.replica import ShardReplica
 
 
@@ -57,6 +58,37 @@ class LocalHost(BaseHost):
             raise ShardNotOpen(f"{index_id}/g{generation}/s{shard_no}r{replica_no} is not open on this host")
         # no timeout in-process: the thread can't be interrupted, and there is no other process to fail over to
         return await self._run(getattr(rep, method), *args)
+
+    def search_now(self, index_id: str, generation: int, query: dict) -> dict:
+        """The fan-out and merge of :meth:`search`, run on the calling thread.
+
+        In-process every replica is always up, so there is nothing to fail over to; searching the
+        shards one after the other on one thread saves the hops between the event loop and the pool,
+        which cost more than the searches themselves on a small machine. Per shard, the replica that
+        holds the most changes answers (round-robin among equals).
+        """
+        spec = self._specs.get((index_id, generation))
+        if spec is None:
+            raise ShardNotOpen(f"{index_id}/g{generation} is not open on this host")
+        sq = shard_query(query)
+        turn = next(self._rr)
+        answers = []
+        stale = False
+        for shard_no in range(spec.shards):
+            reps = [self._replicas.get((index_id, generation, shard_no, (turn + r) % spec.replicas))
+                    for r in range(spec.replicas)]
+            live = [rep for rep in reps if rep is not None]
+            if not live:
+                raise ShardNotOpen(f"{index_id}/g{generation}/s{shard_no} is not open on this host")
+            seqs = [rep.applied_seq() for rep in live]
+            best = max(seqs)
+            answer = live[seqs.index(best)].search(sq)
+            self._note_seq(index_id, generation, shard_no, int(answer.get("appliedSeq", 0)))
+            stale = stale or best < self._seen.get((index_id, generation, shard_no), 0)
+            answers.append(answer)
+        merged = merge_answers(query, answers)
+        merged["partial"] = stale
+        return merged
 
     # -- interface -----------------------------------------------------------------------
     async def open(self, spec: ShardSpec) -> None:

@@ -57,6 +57,13 @@ class ShardBridge:
         future = asyncio.run_coroutine_threadsafe(self._invoke(name, *args, **kwargs), self._loop)
         return await asyncio.wrap_future(future)
 
+    async def search(self, index_id: str, generation: int, query: dict[str, Any]) -> dict[str, Any]:
+        """A search from any event loop: one thread hop with the in-process host, else through the host loop."""
+        search_now = getattr(self.host, "search_now", None)
+        if search_now is not None:
+            return await asyncio.to_thread(search_now, index_id, generation, query)  # type: ignore[no-any-return]
+        return await self.acall("search", index_id, generation, query)  # type: ignore[no-any-return]
+
     def submit(self, name: str, *args: Any, delay: float = 0.0) -> None:
         """Fire and forget (dropping shard files in the background); failures are logged."""
 

@@ -28,7 +28,7 @@ def _reload(runtime: Runtime, index_id: str) -> Index | None:
 async def _attempt(runtime: Runtime, bridge: ShardBridge, index: Index, query: dict[str, Any]) -> dict[str, Any]:
     for attempt in range(3):
         try:
-            return await bridge.acall("search", index.id, index.serving_generation, query)  # type: ignore[no-any-return]
+            return await bridge.search(index.id, index.serving_generation, query)
         except ShardNotOpen:
             spec = spec_for(index, index.serving_generation, index.serving_mapping)
             await run_in_threadpool(bridge.ensure_open, spec, True)
@@ -43,7 +43,7 @@ async def _attempt(runtime: Runtime, bridge: ShardBridge, index: Index, query: d
                 raise ServiceError(ErrorCode.NOT_FOUND, "Index not found") from exc
             index = fresh
             await asyncio.sleep(0.05)
-    return await bridge.acall("search", index.id, index.serving_generation, query)  # type: ignore[no-any-return]
+    return await bridge.search(index.id, index.serving_generation, query)
 
 
 async def search_serving(runtime: Runtime, bridge: ShardBridge, index: Index, query: dict[str, Any]) -> dict[str, Any]:

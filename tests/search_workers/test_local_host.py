@@ -226,3 +226,14 @@ async def test_engine_calls_do_not_block_the_event_loop(tmp_path):
     assert seen and all(i != loop_thread for i in seen)
     assert ticks > 1
     await host.close()
+
+
+@pytest.mark.parametrize("query", QUERIES + [{"q": "red", "facets": [{"field": "brand", "type": "terms"}], "limit": 20}])
+async def test_search_now_answers_like_the_async_fan_out(hosts, query):
+    sharded, _ = hosts
+    expected = await sharded.search("idx_a", 1, query)
+    now = await asyncio.to_thread(sharded.search_now, "idx_a", 1, query)
+    assert [h["id"] for h in now["hits"]] == [h["id"] for h in expected["hits"]]
+    assert now["total"] == expected["total"] and now["facets"] == expected["facets"]
+    with pytest.raises(ShardNotOpen):
+        sharded.search_now("idx_missing", 1, query)
