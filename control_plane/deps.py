@@ -12,7 +12,8 @@ from control_plane.db import session_scope
 from control_plane.runtime import Runtime
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
+    """``async`` so FastAPI calls it inline: a plain ``def`` would cost a thread-pool hop per request."""
     return request.app.state.runtime  # type: ignore[no-any-return]
 
 
