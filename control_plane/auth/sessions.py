@@ -8,7 +8,6 @@ stop working at once on every instance (shared-state revocation + ``revoked_at``
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from control_plane.access import Principal, impersonation_expiry, revoke_family
 from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
 from control_plane.db import utcnow
+from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token, verify_password
 from shared.errors import forbidden, not_found, unauthenticated, validation
@@ -114,13 +114,10 @@ def logout(db: Session, runtime: Runtime, raw: str | None) -> None:
 def _decode_cursor(cursor: str | None) -> int:
     if not cursor:
         return 0
-    try:
-        offset = int(base64.urlsafe_b64decode(cursor.encode()).decode())
-    except ValueError:
-        offset = -1
-    if offset < 0:
-        raise validation("Invalid cursor", [{"path": "cursor", "message": "invalid cursor"}])
-    return offset
+    (raw,) = decode_cursor(cursor)
+    if not raw.isdigit():
+        raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}])
+    return int(raw)
 
 
 def list_sessions(
@@ -132,7 +129,7 @@ def list_sessions(
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]
-        next_cursor = base64.urlsafe_b64encode(str(offset + limit).encode()).decode()
+        next_cursor = encode_cursor(str(offset + limit))
     return rows, next_cursor
 
 

@@ -18,6 +18,7 @@ from control_plane.db import isoformat, utcnow
 from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
 from control_plane.index.models import Index
 from control_plane.index.service import normalize_mapping, plan_limits_for_project, quota_exceeded
+from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config
@@ -300,9 +301,9 @@ def flush_documents(db: Session, index: Index) -> tuple[Task, int]:
 def list_documents(db: Session, index: Index, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     query = select(Document.doc_id, Document.body).where(Document.index_id == index.id, Document.deleted.is_(False))
     if cursor:
-        query = query.where(Document.doc_id > tasks.decode_cursor(cursor))
+        query = query.where(Document.doc_id > decode_cursor(cursor)[0])
     rows = list(db.execute(query.order_by(Document.doc_id).limit(limit + 1)))
-    next_cursor = tasks.encode_cursor(rows[limit - 1][0]) if len(rows) > limit else None
+    next_cursor = encode_cursor(rows[limit - 1][0]) if len(rows) > limit else None
     return [row[1] for row in rows[:limit]], next_cursor
 
 

@@ -18,6 +18,7 @@ from control_plane.db import isoformat, utcnow
 from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession
 from control_plane.index.models import Index
 from control_plane.org.models import Organization
+from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.project.models import Project
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
@@ -89,10 +90,10 @@ def list_indices(db: Session, access: ProjectAccess, limit: int, cursor: str | N
     if access.index_scope is not None:
         query = query.where(Index.id == access.index_scope)
     if cursor:
-        after = tasks.decode_cursor(cursor)
+        (after,) = decode_cursor(cursor)
         query = query.where(Index.id > after)
     rows = list(db.scalars(query.order_by(Index.id).limit(limit + 1)))
-    next_cursor = tasks.encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
     return rows[:limit], next_cursor
 
 

@@ -4,8 +4,6 @@ and keyset-paginated lists ``{"items": [...], "nextCursor": …}`` (CONTRACT §0
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
@@ -16,6 +14,7 @@ from sqlalchemy import Row, Select, and_, or_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from control_plane.db import isoformat
+from control_plane.pagination import decode_cursor, encode_cursor
 from shared.errors import validation
 
 if TYPE_CHECKING:
@@ -48,21 +47,11 @@ class RequestModel(BaseModel):
 
 
 # --------------------------------------------------------------------------- cursors
-def encode_cursor(created_at: datetime, ident: str) -> str:
-    raw = f"{created_at.isoformat()}|{ident}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
+def _timestamp(stamp: str) -> datetime:
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        stamp, _, ident = base64.urlsafe_b64decode(padded.encode()).decode().partition("|")
-        if not ident:
-            raise ValueError("no id")
-        return datetime.fromisoformat(stamp), ident
-    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+        return datetime.fromisoformat(stamp)
+    except ValueError as exc:
         raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}]) from exc
-
 
 
 def keyset_page(
@@ -77,13 +66,15 @@ def keyset_page(
 ) -> tuple[Sequence[AnyRow], str | None]:
     """One page of ``stmt`` ordered by (created_at, id), and the cursor of the next page."""
     if cursor:
-        after_ts, after_id = decode_cursor(cursor)
+        stamp, after_id = decode_cursor(cursor, parts=2)
+        after_ts = _timestamp(stamp)
         stmt = stmt.where(or_(created_col > after_ts, and_(created_col == after_ts, id_col > after_id)))
     rows = db.execute(stmt.order_by(created_col, id_col).limit(limit + 1)).all()
     if len(rows) <= limit:
         return rows, None
     rows = rows[:limit]
-    return rows, encode_cursor(*key(rows[-1]))
+    created, ident = key(rows[-1])
+    return rows, encode_cursor(created.isoformat(), ident)
 
 
 # --------------------------------------------------------------------------- documented errors

@@ -11,9 +11,9 @@ from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
+from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.profile import repository, service
 from control_plane.profile.schemas import ProfileCreate, ProfileList, ProfileOut
-from control_plane.task.service import decode_cursor, encode_cursor
 
 router = APIRouter(tags=["profiles"])
 
@@ -29,7 +29,7 @@ def list_profiles(
     cursor: Annotated[str | None, Query()] = None,
 ) -> Any:
     get_index(db, access, access.index_id)
-    after = decode_cursor(cursor) if cursor else None
+    after = decode_cursor(cursor)[0] if cursor else None
     rows = repository.list_for_index(db, access.project_id, access.index_id, after, limit + 1)
     next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
     return {"items": [service.to_out(p) for p in rows[:limit]], "nextCursor": next_cursor}

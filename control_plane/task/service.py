@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from control_plane.db import isoformat, utcnow
+from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.task.models import Task
 from shared.errors import not_found, validation
 from shared.ids import new_id
@@ -99,17 +99,6 @@ def get_task(db: Session, project_id: str, task_id: str, index_scope: str | None
     return task
 
 
-def encode_cursor(value: str) -> str:
-    return base64.urlsafe_b64encode(value.encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except Exception as exc:  # noqa: BLE001
-        raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}]) from exc
-
-
 def list_tasks(
     db: Session,
     project_id: str,
@@ -140,7 +129,7 @@ def list_tasks(
     if type:
         query = query.where(Task.type.in_(type))
     if cursor:
-        raw = decode_cursor(cursor)
+        (raw,) = decode_cursor(cursor)
         if not raw.isdigit():
             raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}])
         query = query.where(Task.pk < int(raw))
