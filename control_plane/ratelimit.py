@@ -7,17 +7,22 @@ import time
 
 from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage, RedisStorage, Storage
-from limits.strategies import MovingWindowRateLimiter
+from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
+from limits.strategies import RateLimiter as RateLimiterStrategy
 
 from shared.errors import ErrorCode, ServiceError
 
 
 class RateLimiter:
-    def __init__(self, redis_url: str | None, prefix: str) -> None:
+    """``moving`` windows for security limits (sign-in); ``fixed`` ones, O(1) per hit, for high-rate quotas."""
+
+    def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving") -> None:
         storage: Storage = (
             RedisStorage(redis_url, key_prefix=f"{prefix}limits") if redis_url else MemoryStorage()
         )
-        self._limiter = MovingWindowRateLimiter(storage)
+        self._limiter: RateLimiterStrategy = (
+            MovingWindowRateLimiter(storage) if strategy == "moving" else FixedWindowRateLimiter(storage)
+        )
         self._items: dict[str, RateLimitItem] = {}
 
     def _item(self, limit: str) -> RateLimitItem:

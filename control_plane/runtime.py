@@ -22,6 +22,7 @@ class Runtime:
     sessions: sessionmaker[Session]
     state: SharedState
     limiter: RateLimiter
+    quotas: RateLimiter
     mailer: Mailer
     # Filled in by later parts of the app (search host, task runner, caches).
     extras: dict[str, Any] = field(default_factory=dict)
@@ -36,6 +37,7 @@ class Runtime:
             sessions=make_sessionmaker(engine),
             state=make_shared_state(settings.redis_url, settings.redis_prefix),
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
+            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed"),
             mailer=Mailer(settings.smtp),
         )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,10 +22,12 @@ from starlette.responses import Response
 from control_plane.epochs import index_epoch
 from control_plane.index.lifecycle import get_bridge
 from control_plane.index.models import Index
+from control_plane.org.models import Organization
 from control_plane.profile.models import Profile
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
+from control_plane.project.models import Project
 from control_plane.responses import JSONBody
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
@@ -34,6 +36,7 @@ from control_plane.search.profile_query import SearchRequest, engine_query, form
 from control_plane.search.shards import search_serving
 from shared.errors import not_found
 from shared.ids import new_id
+from shared.plans import plan_limits
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Resolved:
     profile_id: str | None
     profile_version: str
     epoch: int
+    searches_per_second: int
 
     @property
     def project_id(self) -> str:
@@ -94,6 +98,12 @@ def _detached_index(db: Any, index_id: str) -> Index | None:
     return index
 
 
+def _searches_per_second(db: Any, project_id: str) -> int:
+    plan = db.scalar(select(Organization.plan).join(Project, Project.org_id == Organization.id)
+                     .where(Project.id == project_id))
+    return plan_limits(plan).max_searches_per_second
+
+
 def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolved | None:
     with runtime.sessions() as db:
         profile = db.scalar(select(Profile).where(Profile.profile_key == profile_key))
@@ -108,6 +118,7 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolv
             profile_id=profile.id,
             profile_version=profile.updated_at.isoformat(),
             epoch=epoch_hint,
+            searches_per_second=_searches_per_second(db, index.project_id),
         )
 
 
@@ -125,8 +136,7 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
     if loaded is None:
         raise not_found("Search profile")
     if epoch == -1:
-        loaded = Resolved(loaded.index, loaded.settings, loaded.profile_id, loaded.profile_version,
-                          index_epoch(runtime.state, loaded.index.id))
+        loaded = replace(loaded, epoch=index_epoch(runtime.state, loaded.index.id))
     state.remember_profile(profile_key, loaded)
     return loaded
 
@@ -151,8 +161,10 @@ def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchReque
     else:
         settings = default_settings(mapping, list(index.facets or []))
     epoch = index_epoch(runtime.state, index.id)
+    searches_per_second = _searches_per_second(db, index.project_id)
     db.expunge(index)
-    return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch)
+    return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch,
+                    searches_per_second=searches_per_second)
 
 
 # --------------------------------------------------------------------------- searching
@@ -175,6 +187,8 @@ async def run_search(
     headers: dict[str, str] | None = None,
 ) -> Response:
     started = time.perf_counter()
+    # the plan's searches per second, counted over 10-second windows so short bursts pass
+    runtime.quotas.hit(f"{resolved.searches_per_second * 10}/10 seconds", "search", resolved.project_id)
     state = search_runtime(runtime)
     index = resolved.index
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)

@@ -158,3 +158,23 @@ def test_search_events_are_emitted(app, client, shop):
     assert len(mine) == 1
     assert mine[0]["q"] == "phone" and mine[0]["total"] == body["total"] and mine[0]["userToken"] == "u1"
     assert mine[0]["source"] == "storefront" and mine[0]["profileId"] == profile["id"]
+
+
+def test_plan_search_rate_is_enforced(app, client, shop):
+    """The free plan allows 10 searches/s, counted over 10-second windows: the 101st within one is 429."""
+    from control_plane.org.models import Organization
+    from control_plane.search.service import search_runtime
+    from tests.factories import runtime_of
+
+    tenant, _index, profile, _public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    statuses = [client.post(url, json={"q": "phone"}, headers=tenant.headers).status_code for _ in range(101)]
+    assert statuses[:100].count(200) >= 90 and statuses[-1] == 429
+    refused = client.post(url, json={"q": "phone"}, headers=tenant.headers)
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "RATE_LIMITED"
+    assert int(refused.headers["retry-after"]) >= 1
+    # a bigger plan raises the limit (picked up when the profile cache is refreshed)
+    with runtime_of(app).sessions.begin() as db:
+        db.get(Organization, tenant.account.org_id).plan = "enterprise"
+    search_runtime(app.state.runtime)._profiles.clear()
+    assert client.post(url, json={"q": "phone"}, headers=tenant.headers).status_code == 200
