@@ -118,8 +118,14 @@ class ShardReplica:
                 return self._applied(e)
             if changes:
                 e.apply(changes)
-            if through_seq is not None and through_seq > self._applied(e):
-                self._write_marker(through_seq)
+            if through_seq is not None:
+                # The engine persists behind apply (write-behind).  With the "complete through"
+                # protocol the answer is durable: on disk before it is reported, and the marker
+                # never gets ahead of the documents.  Plain applies stay write-behind: after a
+                # crash the shard reopens at its persisted seq and is re-fed from there.
+                e.flush()
+                if through_seq > self._applied(e):
+                    self._write_marker(through_seq)
             return self._applied(e)
 
     def close(self) -> None:

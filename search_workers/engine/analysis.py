@@ -253,6 +253,10 @@ class ShopTokenizer(Tokenizer):
             pos += 1
 
 
+_TERM_BYTES: dict[str, bytes] = {}
+_FREQ_BYTES = [pack_uint(i) for i in range(64)]
+
+
 class ShopText(TEXT):
     """Whoosh TEXT field (frequencies, no positions) that indexes :class:`PreAnalyzed` terms
     directly - no token objects - and falls back to :class:`ShopTokenizer` for plain text."""
@@ -260,7 +264,13 @@ class ShopText(TEXT):
     def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:  # type: ignore[override]
         if isinstance(value, PreAnalyzed):
             fb = self.format.field_boost if self.format is not None else 1.0
+            tb = _TERM_BYTES
+            if len(tb) > _MAX_CACHE:
+                tb.clear()
             for term, freq in Counter(value).items():
-                yield term.encode("utf-8"), freq, freq * fb, pack_uint(freq)
+                b = tb.get(term)
+                if b is None:
+                    b = tb[term] = term.encode("utf-8")  # shared: one bytes object per term
+                yield b, freq, freq * fb, _FREQ_BYTES[freq] if freq < 64 else pack_uint(freq)
             return
         yield from super().index(value, **kwargs)

@@ -8,7 +8,18 @@ Design
   uses, frequencies only) and one ``k_<field>`` KEYWORD field per facet/filter keyword field.  A
   meta document holds ``applied_seq``, the mapping and the language; it is written in the same
   commit as the changes, so the sequence can never run ahead of (or behind) the documents.
-  ``apply`` = one Whoosh writer, one commit.
+* **Write-behind persistence** (``persist.py``).  ``apply`` updates memory (search reflects the
+  change when it returns) and queues the changes to a helper process that writes them to Whoosh;
+  every job already queued for a shard goes into one writer and one commit (group commit), whose
+  meta document carries the last job's ``applied_seq``.  ``applied_seq`` is what memory holds;
+  ``persisted_seq`` what is on disk, i.e. what a reopened shard (after a crash) starts from and the
+  control plane re-feeds after.  ``flush()`` waits for the disk; ``close()`` flushes.  ``apply``
+  waits when more than ``persist.MAX_PENDING_DOCS`` documents are not yet committed.
+  ``SHOPSEARCH_ENGINE_PERSIST=inline``: one Whoosh writer and one commit inside each ``apply``.
+* **Whoosh writes without per-posting Python** where it can: an in-memory posting pool, field
+  lengths captured while documents are added, and posting lists written term by term into
+  Whoosh's own block writer (``_fast_writer``/``_write_postings``: the same files as Whoosh's
+  ``SegmentWriter``).
 * **Queries never touch Whoosh.**  Per-query posting loops in Python are what made raw Whoosh
   slow (p99 0.5 s, facets 1.7 s).  The engine keeps a :class:`~.memindex.MemIndex`: postings
   as numpy arrays, BM25 field lengths, keyword ordinals (``np.bincount`` facets), numeric/date/
@@ -31,13 +42,13 @@ Design
   statistics would need a second round trip per query (term expansion happens per shard), so
   ``stats`` is not taken; scores are used as-is by the coordinator's merge.
 * **Threading.**  A write lock serialises ``apply``; a read lock guards the in-memory structures.
-  The Whoosh write, commit and segment merges run outside the read lock, so a thread-pooled or
-  async host keeps answering searches during a long commit (a plain Ray actor runs one call at
+  The Whoosh write, commit and segment merges run outside the read lock (and, by default, in
+  another process), so a thread-pooled or async host keeps answering searches during a long commit (a plain Ray actor runs one call at
   a time anyway).  Whoosh segments merge by size tiers (``merge_tiered``), never the whole index
   at once.
-* **Write cost** is bounded by Whoosh's pure-Python writer (each document is analysed once by
-  the engine and handed to Whoosh pre-analysed, see ``analysis.ShopText``): roughly 1,000
-  documents/s per shard process on an idle core; shards of one index apply in parallel.
+* **Write cost**: ``apply`` itself (analysis + memory) is ~0.15-0.2 ms per document; the Whoosh
+  write (~0.5 ms per document, pure Python) runs in the helper process, i.e. on another core
+  than the process answering searches and feeding the shards.
 
 Search request semantics (plain dict in, plain dict out)
 --------------------------------------------------------
@@ -80,11 +91,13 @@ import orjson
 from whoosh import fields as wf
 from whoosh import index as windex
 from whoosh.query import Every
+from whoosh.system import pack_uint
 
-from .analysis import PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
+from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
 from .errors import EngineError
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
+from .persist import get_persister, persist_mode
 from .query import (
     PROXIMITY_BONUS,
     PROXIMITY_WINDOW,
@@ -99,13 +112,252 @@ from .query import (
 
 META_ID = "__shopsearch_meta__"
 MERGE_FACTOR = 10
+# Segments per tier before the tier is merged.  Whoosh merges are pure Python (a merge rewrites
+# every posting of its segments: for a 50k-document shard fed in batches of 2,500, merging at 10
+# segments per tier doubled the total write cost).  Queries never read Whoosh, so many segments
+# only cost a little on reopen and on deletes/updates (one term lookup per segment).
+MERGE_AT = 30
+
+
+class _ListPool:
+    """Whoosh posting pool kept in memory.  ``terms`` holds the postings of documents added by
+    :func:`_fast_writer`'s ``add_document``: per (field, term bytes) the docnums, weights and value
+    bytes, already in docnum order, so a flush sorts the distinct terms only.  ``items`` takes
+    Whoosh's generic posting tuples (``add`` is ``list.append``; Whoosh's ``PostingPool`` does size
+    bookkeeping per posting).  Merges switch to a spilling ``PostingPool`` (see
+    :func:`merge_tiered`) to keep memory bounded."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple] = []
+        self.add = self.items.append
+        self.terms: dict[tuple[str, bytes], tuple[list, list, list]] = {}
+        self.fieldnames: set[str] = set()
+
+    def tuples(self) -> Any:
+        yield from self.items
+        for (fieldname, btext), (docs, weights, vals) in self.terms.items():
+            for d, wt, v in zip(docs, weights, vals, strict=True):
+                yield fieldname, btext, d, wt, v
+
+    def iter_postings(self) -> Any:
+        return iter(sorted(self.tuples()))
+
+    def cleanup(self) -> None:
+        self.items = []
+        self.add = self.items.append
+        self.terms = {}
+
+
+class _Lengths:
+    """Field lengths for ``FieldWriter.add_postings``, from the lengths captured while the segment's
+    documents were written (instead of one column-file read per posting)."""
+
+    def __init__(self, lengths: dict[str, dict[int, int]]) -> None:
+        self._lengths = lengths
+
+    def doc_field_length_reader(self, fieldname: str, default: int = 0) -> Any:
+        from whoosh.util.numeric import byte_to_length, length_to_byte
+
+        d = self._lengths.get(fieldname, {})
+        cache: dict[int, int | None] = {}
+
+        def get(docnum: int) -> int | None:
+            n = d.get(docnum, 0)
+            q = cache.get(n, -1)
+            if q == -1:  # same value Whoosh would read back from the length column
+                lb = length_to_byte(n)
+                q = cache[n] = byte_to_length(lb) if lb else None
+            return q
+
+        return get
+
+    def close(self) -> None:
+        pass
+
+
+def _grouped(items: Any) -> Any:
+    """Sorted posting tuples -> (field, term bytes, docnums, weights, values) per term."""
+    from itertools import groupby
+    from operator import itemgetter
+
+    for (fieldname, btext), grp in groupby(items, key=itemgetter(0, 1)):
+        posts = [p for p in grp if p[2] >= 0]  # docnum -1: spelling words (unused here)
+        if posts:
+            yield fieldname, btext, [p[2] for p in posts], [p[3] for p in posts], [p[4] for p in posts]
+
+
+def _write_postings(fw: Any, schema: Any, lengths: Any, terms: Any) -> None:
+    """``W3FieldWriter.add_postings`` producing the same blocks, term by term instead of posting by
+    posting: each block buffer of the ``W3PostingsWriter`` is filled with slices (ids, weights,
+    values, length/weight statistics exactly as ``add_posting`` would compute them), then written
+    by Whoosh's own block writer.  ``terms``: (field, term bytes, docnums, weights, values) in
+    (field, term) order, docnums ascending."""
+    from array import array
+
+    lastfn = None
+    dfl: Any = None
+    for fieldname, btext, docs, weights, vals in terms:
+        if fieldname != lastfn:
+            if lastfn is not None:
+                fw.finish_field()
+            fw.start_field(fieldname, schema[fieldname])
+            lastfn = fieldname
+            dfl = lengths.doc_field_length_reader(fieldname) if lengths else (lambda d: 0)
+        fw.start_term(btext)
+        pw = fw._postwriter
+        bl = pw._blocklimit
+        n = len(docs)
+        for s in range(0, n, bl):
+            if s:
+                pw._write_block()
+            if n <= bl:
+                ids, ws, vs = docs, weights, vals
+            else:
+                ids, ws, vs = docs[s:s + bl], weights[s:s + bl], vals[s:s + bl]
+            pw._ids = array("I", ids)
+            pw._weights = array("f", ws)
+            pw._values = [v for v in vs if v]
+            lens = [x for x in map(dfl, ids) if x]
+            pw._minlength = min(lens) if lens else None
+            pw._maxlength = max(lens) if lens else 0
+            pw._maxweight = max(0, max(ws))
+        fw.finish_term()
+    if lastfn is not None:
+        fw.finish_field()
+
+
+def _fast_writer(ix: Any, limitmb: int = 128) -> Any:
+    """A Whoosh ``SegmentWriter`` writing the same files, with an in-memory posting pool, the field
+    lengths captured as documents are added (see :class:`_ListPool`, :class:`_Lengths`) and an
+    ``add_document`` that files pre-analysed terms straight into per-term posting lists."""
+    from collections import Counter
+
+    from whoosh.codec.whoosh3 import W3Codec
+    from whoosh.writing import SegmentWriter
+
+    # zlib level 1 for posting blocks (readers honour each block's own level): ~2x cheaper than
+    # Whoosh's default 3 for a few % more bytes
+    w = SegmentWriter(ix, limitmb=limitmb, codec=W3Codec(compression=1))
+    pool = w.pool = _ListPool()
+    lengths: dict[str, dict[int, int]] = {}
+    pdw = w.perdocwriter
+    orig_add_field = pdw.add_field
+
+    def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
+        if length:
+            d = lengths.get(fieldname)
+            if d is None:
+                d = lengths[fieldname] = {}
+            d[pdw._docnum] = length
+        orig_add_field(fieldname, fieldobj, value, length)
+
+    pdw.add_field = add_field
+    schema = w.schema
+    simple = all(not f.vector and not f.separate_spelling() and not f.column_type for _n, f in schema.items())
+    tb = _TERM_BYTES
+    fbytes = _FREQ_BYTES
+
+    def add_document(**fields: Any) -> None:
+        # SegmentWriter.add_document for documents without boosts, vectors, spelling or columns
+        if not simple or any(k.startswith("_") for k in fields):
+            return type(w).add_document(w, **fields)  # type: ignore[no-any-return]
+        w._check_state()
+        docnum = w.docnum
+        terms = w.pool.terms if w.pool is pool else None
+        pdw.start_doc(docnum)
+        for fieldname in sorted(fields):
+            value = fields[fieldname]
+            if value is None:
+                continue
+            field = schema[fieldname]
+            length = 0
+            if field.indexed:
+                if type(value) is PreAnalyzed and isinstance(field, ShopText) and terms is not None:
+                    length = len(value)
+                    fb = field.format.field_boost  # type: ignore[union-attr]
+                    if len(tb) > 400_000:
+                        tb.clear()
+                    for term, freq in Counter(value).items():
+                        b = tb.get(term)
+                        if b is None:
+                            b = tb[term] = term.encode("utf-8")
+                        key = (fieldname, b)
+                        p = terms.get(key)
+                        if p is None:
+                            p = terms[key] = ([], [], [])
+                        p[0].append(docnum)
+                        p[1].append(freq * fb)
+                        p[2].append(fbytes[freq] if freq < 64 else pack_uint(freq))
+                else:
+                    scorable = field.scorable
+                    for tbytes, freq, weight, vbytes in field.index(value):
+                        if scorable:
+                            length += freq
+                        if terms is not None:
+                            key = (fieldname, tbytes)
+                            p = terms.get(key)
+                            if p is None:
+                                p = terms[key] = ([], [], [])
+                            p[0].append(docnum)
+                            p[1].append(weight)
+                            p[2].append(vbytes)
+                        else:
+                            w.pool.add((fieldname, tbytes, docnum, weight, vbytes))
+            pdw.add_field(fieldname, field, value if field.stored else None, length)
+        pdw.finish_doc()
+        w._added = True
+        w.docnum += 1
+        return None
+
+    w.add_document = add_document  # type: ignore[method-assign]
+
+    def flush_segment() -> None:
+        w.perdocwriter.close()
+        p = w.pool
+        if isinstance(p, _ListPool) and not p.items:  # only our own postings: sort the terms
+            t = p.terms
+            terms: Any = ((k[0], k[1], *t[k]) for k in sorted(t))
+        else:
+            terms = _grouped(p.iter_postings())
+        _write_postings(w.fieldwriter, w.schema, _Lengths(lengths), terms)
+        w.fieldwriter.close()
+
+    w._flush_segment = flush_segment  # type: ignore[method-assign]
+    return w
+
+
+def meta_blob(seq: int, mapping: dict, language: str) -> bytes:
+    return orjson.dumps({"appliedSeq": seq, "mapping": mapping, "language": language})
+
+
+def whoosh_doc(fields: dict, doc_id: str, doc: dict, blob: bytes, analyzed: dict | None = None) -> dict[str, Any]:
+    """The Whoosh document of ``doc`` (``analyzed``: ``MemIndex.analyze(doc)``, else plain text)."""
+    wd: dict[str, Any] = {"docid": doc_id, "src": blob}
+    for name, spec in fields.items():
+        v = doc.get(name)
+        if v is None:
+            continue
+        if spec.searchable:
+            if analyzed is not None:
+                terms = analyzed.get(name, ((), ()))[1]
+                if terms:
+                    wd["t_" + name] = PreAnalyzed(terms)
+            else:
+                t = text_of(v)
+                if t:
+                    wd["t_" + name] = t
+        if spec.needs_values and spec.type in ("keyword", "keyword[]"):
+            vals = [x.replace(",", " ") for x in keyword_values(v)]
+            if vals:
+                wd["k_" + name] = ",".join(vals)
+    return wd
 
 
 def merge_tiered(writer: Any, segments: list) -> list:
     """Whoosh merge policy: segments are put in size tiers (powers of MERGE_FACTOR of their
-    document count); a tier holding MERGE_FACTOR segments is merged into one.  Whoosh's default
+    document count); a tier holding MERGE_AT segments is merged into one.  Whoosh's default
     policy regularly re-merges the whole index (a 16 s commit at 17k documents); here each
-    document is rewritten about log10(N) times and a commit merges at most ~10 similar segments.
+    document is rewritten about log10(N) times and a commit merges at most ~MERGE_AT similar segments.
     Segments with many deletions drop into a lower tier by live count and are merged sooner."""
     from whoosh.reading import SegmentReader
 
@@ -116,7 +368,14 @@ def merge_tiered(writer: Any, segments: list) -> list:
         tiers.setdefault(tier, []).append(seg)
     keep: list = []
     for _tier, segs in sorted(tiers.items()):
-        if len(segs) >= MERGE_FACTOR:
+        if len(segs) >= MERGE_AT:
+            if isinstance(writer.pool, _ListPool):  # merged postings may be large: spill to disk
+                from whoosh.writing import PostingPool
+
+                pending = writer.pool
+                writer.pool = PostingPool(writer._tempstorage, writer.newsegment, limitmb=128)
+                for item in pending.tuples():
+                    writer.pool.add(item)
             for seg in segs:
                 reader = SegmentReader(writer.storage, writer.schema, seg)
                 writer.add_reader(reader)
@@ -148,6 +407,8 @@ class ShardEngine:
             self._load()
         else:
             self._ix = windex.create_in(self.path, self._schema)
+        self._persisted_seq = self._applied_seq
+        self._persister = get_persister() if persist_mode() != "inline" else None
 
     # ------------------------------------------------------------------ schema / persistence
     def _make_schema(self) -> wf.Schema:
@@ -161,28 +422,10 @@ class ShardEngine:
         return s
 
     def _meta_blob(self, seq: int) -> bytes:
-        return orjson.dumps({"appliedSeq": seq, "mapping": self.mapping, "language": self.language})
+        return meta_blob(seq, self.mapping, self.language)
 
     def _whoosh_doc(self, doc_id: str, doc: dict, blob: bytes, analyzed: dict | None = None) -> dict[str, Any]:
-        wd: dict[str, Any] = {"docid": doc_id, "src": blob}
-        for name, spec in self.fields.items():
-            v = doc.get(name)
-            if v is None:
-                continue
-            if spec.searchable:
-                if analyzed is not None:
-                    terms = analyzed.get(name, ((), ()))[1]
-                    if terms:
-                        wd["t_" + name] = PreAnalyzed(terms)
-                else:
-                    t = text_of(v)
-                    if t:
-                        wd["t_" + name] = t
-            if spec.needs_values and spec.type in ("keyword", "keyword[]"):
-                vals = [x.replace(",", " ") for x in keyword_values(v)]
-                if vals:
-                    wd["k_" + name] = ",".join(vals)
-        return wd
+        return whoosh_doc(self.fields, doc_id, doc, blob, analyzed)
 
     def _load(self) -> None:
         stored_meta: dict | None = None
@@ -272,28 +515,21 @@ class ShardEngine:
             if new_seq == self._applied_seq:
                 return self._applied_seq
             mem = self._mem
-            for entry in final.values():
-                if entry is not None:
-                    entry[2].update(mem.analyze(entry[0]))  # analyse once, for Whoosh and memory
-            w = self._ix.writer(limitmb=128)
-            try:
-                if flushed:
-                    w.delete_by_query(Every())
-                for doc_id, entry in final.items():
-                    known = not flushed and doc_id in mem.id_to_slot
-                    if entry is None:
-                        if known:
-                            w.delete_by_term("docid", doc_id)
-                    elif known:
-                        w.update_document(**self._whoosh_doc(doc_id, entry[0], entry[1], entry[2]))
-                    else:  # new id (the in-memory id map mirrors the committed index)
-                        w.add_document(**self._whoosh_doc(doc_id, entry[0], entry[1], entry[2]))
-                w.update_document(docid=META_ID, meta=self._meta_blob(new_seq))
-                w.commit(mergetype=merge_tiered)
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    w.cancel()
-                raise
+            ops: list[tuple] = [("flush",)] if flushed else []
+            for doc_id, entry in final.items():
+                known = not flushed and doc_id in mem.id_to_slot  # memory mirrors what is submitted
+                if entry is None:
+                    if known:
+                        ops.append(("delete", doc_id))
+                else:
+                    # analyse once, for Whoosh and memory: the Whoosh document goes pre-analysed
+                    entry[2].update(mem.analyze(entry[0]))
+                    ops.append(("update" if known else "add", doc_id,
+                                self._whoosh_doc(doc_id, entry[0], entry[1], entry[2])))
+            if self._persister is None:  # inline: commit before touching memory
+                self._write_inline(ops, new_seq)
+            else:
+                self._persister.submit(self.path, self.mapping, self.language, ops, new_seq)
             with self._lock:
                 if flushed:
                     mem.clear()
@@ -304,7 +540,54 @@ class ShardEngine:
                         mem.add(doc_id, entry[0], entry[1], entry[2])
                 mem.finalize()
                 self._applied_seq = new_seq
+                if self._persister is None:
+                    self._persisted_seq = new_seq
             return new_seq
+
+    def _write_inline(self, ops: list[tuple], new_seq: int) -> None:
+        w = _fast_writer(self._ix)
+        try:
+            for op in ops:
+                if op[0] == "flush":
+                    w.delete_by_query(Every())
+                elif op[0] == "delete":
+                    w.delete_by_term("docid", op[1])
+                elif op[0] == "update":
+                    w.update_document(**op[2])
+                else:
+                    w.add_document(**op[2])
+            w.update_document(docid=META_ID, meta=self._meta_blob(new_seq))
+            w.commit(mergetype=merge_tiered)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                w.cancel()
+            raise
+
+    @property
+    def persisted_seq(self) -> int:
+        """The sequence committed to disk (what a reopened shard starts from); ``<= applied_seq``."""
+        if self._persister is not None and not self._closed:
+            seq = self._persister.persisted(self.path)
+            if seq is not None:
+                self._persisted_seq = max(self._persisted_seq, seq)
+            elif not self._persister.pending(self.path):
+                self._persisted_seq = max(self._persisted_seq, self._applied_seq)
+        return self._persisted_seq
+
+    def flush(self, timeout: float | None = None) -> int:
+        """Wait until every applied change is committed to disk; returns :attr:`persisted_seq`."""
+        with self._write_lock:
+            self._check_open()
+            self._wait_persisted(timeout)
+            return self._persisted_seq
+
+    def _wait_persisted(self, timeout: float | None = None) -> None:
+        if self._persister is not None:
+            seq = self._persister.wait(self.path, timeout)
+            if seq is not None:
+                self._persisted_seq = max(self._persisted_seq, seq)
+            if self._persisted_seq < self._applied_seq:  # nothing was pending: all committed
+                self._persisted_seq = self._applied_seq
 
     # ------------------------------------------------------------------ reads
     def get(self, doc_id: str) -> dict | None:
@@ -320,11 +603,17 @@ class ShardEngine:
             return doc
 
     def close(self) -> None:
+        """Close the shard; waits until every applied change is committed to disk."""
         with self._write_lock, self._lock:
             if not self._closed:
                 self._closed = True
-                with contextlib.suppress(Exception):
-                    self._ix.close()
+                try:
+                    if self._persister is not None:
+                        self._persister.release(self.path)
+                        self._persisted_seq = self._applied_seq
+                finally:
+                    with contextlib.suppress(Exception):
+                        self._ix.close()
 
     def memory_bytes(self) -> int:
         """Rough size of the in-memory structures (for monitoring)."""

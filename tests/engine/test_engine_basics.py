@@ -240,12 +240,16 @@ def test_apply_is_incremental(tmp_path):
     e.close()
 
 
-def test_search_not_blocked_by_whoosh_commit(tmp_path):
+def test_search_not_blocked_by_whoosh_commit(tmp_path, monkeypatch):
+    """Inline persistence: the Whoosh commit runs inside apply, outside the read lock."""
     import threading
 
+    import search_workers.engine.engine as engine_mod
+
+    monkeypatch.setenv("SHOPSEARCH_ENGINE_PERSIST", "inline")
     e = make(tmp_path, [{"id": "1", "title": "alpha"}])
     gate = threading.Event()
-    real_writer = e._ix.writer
+    real_writer = engine_mod._fast_writer
 
     def slow_writer(*a, **kw):
         w = real_writer(*a, **kw)
@@ -258,7 +262,7 @@ def test_search_not_blocked_by_whoosh_commit(tmp_path):
         w.commit = commit
         return w
 
-    e._ix.writer = slow_writer
+    monkeypatch.setattr(engine_mod, "_fast_writer", slow_writer)
     t = threading.Thread(target=e.apply, args=([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "alpha beta"}}],))
     t.start()
     try:
@@ -269,3 +273,43 @@ def test_search_not_blocked_by_whoosh_commit(tmp_path):
         t.join(10)
     assert sorted(ids(e.search({"q": "alpha"}))) == ["1", "2"] and e.applied_seq == 2
     e.close()
+
+
+def test_write_behind_groups_commits_without_duplicates(tmp_path):
+    """Whoosh persistence trails apply (helper process, group commits); a closed shard has exactly
+    the applied state on disk, with no duplicate Whoosh documents from grouped jobs."""
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    seq = 0
+    for round_ in range(6):
+        batch = []
+        for i in range(50):
+            seq += 1
+            batch.append({"seq": seq, "op": "upsert", "id": str(i), "doc": {"title": f"widget r{round_}"}})
+        seq += 1
+        batch.append({"seq": seq, "op": "delete", "id": str(round_)})
+        e.apply(batch)
+        # search reflects the change on return, whatever is persisted
+        assert e.search({"q": f"r{round_}", "limit": 0})["total"] == 49
+    assert e.persisted_seq <= e.applied_seq == seq
+    assert e.flush() == seq and e.persisted_seq == seq
+    e.apply([{"seq": seq + 1, "op": "flush"}, {"seq": seq + 2, "op": "upsert", "id": "x", "doc": {"title": "fresh"}}])
+    e.apply([{"seq": seq + 3, "op": "upsert", "id": "x", "doc": {"title": "fresher"}}])
+    e.close()
+    assert e.persisted_seq == seq + 3
+    e2 = ShardEngine(tmp_path / "shard", SMALL)
+    assert e2.applied_seq == seq + 3 and e2.doc_count == 1 and e2.get("x")["title"] == "fresher"
+    with e2._ix.searcher() as s:
+        assert s.doc_count() == 2  # x and the meta document
+    e2.close()
+
+
+def test_inline_persistence(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOPSEARCH_ENGINE_PERSIST", "inline")
+    e = make(tmp_path, [{"id": "1", "title": "alpha"}, {"id": "2", "title": "beta"}])
+    assert e.persisted_seq == e.applied_seq == 2
+    e.apply([{"seq": 3, "op": "delete", "id": "1"}])
+    assert e.persisted_seq == 3
+    e.close()
+    e2 = ShardEngine(tmp_path / "shard", SMALL)
+    assert e2.applied_seq == 3 and e2.doc_count == 1
+    e2.close()

@@ -1,0 +1,339 @@
+"""Write-behind persistence: Whoosh writes and commits in a helper process.
+
+``ShardEngine.apply`` updates the in-memory index (search reflects the change when ``apply``
+returns) and hands the same changes, as orjson document bytes, to a :class:`Persister`.  Whoosh's
+writer is pure Python and costs ~2/3 of an ``apply``; in the helper process it runs on another
+core instead of holding the GIL of the process that answers searches and feeds the shards.
+
+* **Order and atomicity.**  Jobs of one shard directory are applied in submission order.  The
+  helper takes every job already queued for a directory into *one* Whoosh writer and one commit
+  (group commit: bigger segments, fewer tier merges); the meta document written in that commit
+  carries the ``applied_seq`` of the last job, so the persisted sequence never runs ahead of the
+  persisted documents.  After a crash the shard reopens at the persisted sequence and the control
+  plane re-feeds everything after it (``apply`` is idempotent by sequence).
+* **Failure.**  A failed commit poisons its directory: later jobs for it are refused (applying
+  them on top of a gap would persist a sequence whose changes are missing) and the engine raises
+  ``PERSIST_FAILED`` on its next ``apply``/``flush``/``close``.  A helper that dies fails every
+  pending job the same way.
+* **Back-pressure.**  ``apply`` waits while more than ``MAX_PENDING_DOCS`` documents of its shard
+  are not yet committed, so memory stays bounded and durability lags by a bounded amount.
+* ``SHOPSEARCH_ENGINE_PERSIST=inline`` runs the same code synchronously inside ``apply`` (no
+  helper process).
+
+One helper process serves every engine of the process that started it (started lazily; it exits
+when its parent's end of the socket closes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAX_PENDING_DOCS = int(os.environ.get("SHOPSEARCH_ENGINE_MAX_PENDING", "12000"))
+# at most this many documents per group commit (the commit holds their postings in memory)
+GROUP_MAX_DOCS = 8_000
+
+
+def persist_mode() -> str:
+    return os.environ.get("SHOPSEARCH_ENGINE_PERSIST", "process").strip().lower()
+
+
+# ---------------------------------------------------------------------------- the work itself
+class _Target:
+    """One shard directory, as seen by whoever writes it (helper process or inline)."""
+
+    def __init__(self, path: str, mapping: dict, language: str) -> None:
+        from whoosh import index as windex
+
+        self.path = path
+        self.mapping = mapping
+        self.language = language
+        self.ix = windex.open_dir(path)
+        self.failed: str | None = None
+
+
+def write_jobs(t: _Target, jobs: list[tuple[list[tuple], int]]) -> None:
+    """Apply ``jobs`` (each ``(ops, seq)``) to ``t``'s Whoosh index in one writer and one commit.
+
+    ops: ``("flush",)``, ``("delete", id)``, ``("add", id, whoosh_doc)``, ``("update", id, whoosh_doc)``
+    (the Whoosh document with pre-analysed text fields, see ``engine.whoosh_doc``).
+    """
+    from whoosh.query import Every
+
+    from .engine import _fast_writer, merge_tiered, meta_blob
+
+    # Net effect of the group first: Whoosh deletes (delete_by_term, update_document, the flush's
+    # delete_by_query) only reach committed segments, never documents added by the same writer.
+    flushed = False
+    final: dict[str, dict | None] = {}
+    known: dict[str, bool] = {}  # id -> present in the committed index (ops say it per job)
+    for ops, _seq in jobs:
+        for op in ops:
+            kind = op[0]
+            if kind == "flush":
+                flushed = True
+                final.clear()
+                known.clear()
+                continue
+            doc_id = op[1]
+            if doc_id not in final and doc_id not in known:
+                known[doc_id] = kind != "add" and not flushed
+            final[doc_id] = None if kind == "delete" else op[2]
+    w = _fast_writer(t.ix)
+    try:
+        if flushed:
+            w.delete_by_query(Every())
+        for doc_id, wd in final.items():
+            was = known.get(doc_id, False)
+            if wd is None:
+                if was:
+                    w.delete_by_term("docid", doc_id)
+                continue
+            if was:
+                w.update_document(**wd)
+            else:
+                w.add_document(**wd)
+        w.update_document(docid=_meta_id(), meta=meta_blob(jobs[-1][1], t.mapping, t.language))
+        w.commit(mergetype=merge_tiered)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            w.cancel()
+        raise
+
+
+def _meta_id() -> str:
+    from .engine import META_ID
+
+    return META_ID
+
+
+# ---------------------------------------------------------------------------- helper process
+def _child_main(fd: int) -> None:  # pragma: no cover - runs in the helper process
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (Ctrl-C reaches the group)
+    _serve(Connection(fd))
+
+
+def _serve(conn: Any) -> None:  # pragma: no cover - runs in the helper process
+    targets: dict[str, _Target] = {}
+    while True:
+        try:
+            msgs = [conn.recv()]
+        except (EOFError, OSError):
+            return
+        docs = 0
+        while conn.poll() and docs < GROUP_MAX_DOCS:
+            m = conn.recv()
+            msgs.append(m)
+            if m[0] == "job":
+                docs += len(m[5])
+        # group the jobs per directory; "close"/"stop" flush their directory first, in order
+        pending: dict[str, list[tuple]] = {}
+        for m in msgs:
+            kind = m[0]
+            if kind == "job":
+                pending.setdefault(m[2], []).append(m)
+            elif kind == "close":  # ("close", jid, path): flush it, forget the directory
+                _run(conn, targets, m[2], pending.pop(m[2], None))
+                t = targets.pop(m[2], None)
+                if t is not None:
+                    with contextlib.suppress(Exception):
+                        t.ix.close()
+                conn.send(("closed", m[2], [m[1]], None, None))
+            elif kind == "stop":
+                break
+        for path, batch in pending.items():
+            _run(conn, targets, path, batch)
+        if msgs[-1][0] == "stop":
+            return
+
+
+def _run(conn: Any, targets: dict[str, _Target], path: str, batch: list[tuple] | None) -> None:  # pragma: no cover
+    if not batch:
+        return
+    t = targets.get(path)
+    jids = [m[1] for m in batch]
+    try:
+        if t is None:
+            t = targets[path] = _Target(path, batch[0][3], batch[0][4])
+        if t.failed:
+            raise RuntimeError(t.failed)
+        write_jobs(t, [(m[5], m[6]) for m in batch])
+        conn.send(("done", path, jids, batch[-1][6], None))
+    except BaseException as exc:  # noqa: BLE001 - reported to the engine
+        msg = f"{type(exc).__name__}: {exc}"
+        if t is not None:
+            t.failed = msg
+        conn.send(("done", path, jids, None, msg))
+
+
+class _PathState:
+    __slots__ = ("persisted", "outstanding", "pending_docs", "error")
+
+    def __init__(self) -> None:
+        self.persisted: int | None = None
+        self.outstanding: set[int] = set()
+        self.pending_docs: dict[int, int] = {}
+        self.error: str | None = None
+
+
+class Persister:
+    """Client side of the helper process (thread-safe, one per process)."""
+
+    def __init__(self) -> None:
+        # A plain interpreter started on a socketpair (not multiprocessing's spawn, which re-imports
+        # the parent's __main__ script).  It exits when the socket closes (this process is gone).
+        parent, child = socket.socketpair()
+        code = (f"import sys; sys.path[:0] = {[p for p in sys.path if p]!r}; "
+                f"from search_workers.engine.persist import _child_main; _child_main({child.fileno()})")
+        self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[child.fileno()],
+                                      stdin=subprocess.DEVNULL)
+        child.close()
+        self._conn = Connection(parent.detach())
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send_loop, name="shopsearch-persist-sender", daemon=True)
+        self._sender.start()
+        self._cond = threading.Condition()
+        self._states: dict[str, _PathState] = {}
+        self._ids = itertools.count(1)
+        self._dead: str | None = None
+        self._reader = threading.Thread(target=self._read, name="shopsearch-persist-reader", daemon=True)
+        self._reader.start()
+
+    def _state(self, path: str) -> _PathState:
+        st = self._states.get(path)
+        if st is None:
+            st = self._states[path] = _PathState()
+        return st
+
+    def _read(self) -> None:
+        while True:
+            try:
+                kind, path, jids, seq, err = self._conn.recv()
+            except (EOFError, OSError):
+                with self._cond:
+                    self._dead = "the persistence process exited"
+                    for st in self._states.values():
+                        if st.outstanding:
+                            st.error = st.error or self._dead
+                        st.outstanding.clear()
+                        st.pending_docs.clear()
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                st = self._state(path)
+                for j in jids:
+                    st.outstanding.discard(j)
+                    st.pending_docs.pop(j, None)
+                if err:
+                    st.error = st.error or err
+                elif seq is not None:
+                    st.persisted = seq
+                self._cond.notify_all()
+
+    def alive(self) -> bool:
+        return self._dead is None and self._proc.poll() is None
+
+    def submit(self, path: str, mapping: dict, language: str, ops: list[tuple], seq: int) -> None:
+        ndocs = max(1, len(ops))
+        jid = next(self._ids)
+        with self._cond:
+            st = self._state(path)
+            while (st.error is None and self._dead is None and st.pending_docs
+                   and sum(st.pending_docs.values()) + ndocs > MAX_PENDING_DOCS):
+                self._cond.wait(1.0)  # back-pressure
+            self._raise(st)
+            st.outstanding.add(jid)
+            st.pending_docs[jid] = ndocs
+        self._outbox.put(("job", jid, path, mapping, language, ops, seq))
+
+    def _send_loop(self) -> None:
+        # The helper reads between commits: a blocking send must not stall ``apply``.
+        while True:
+            msg = self._outbox.get()
+            if msg is None:
+                return
+            try:
+                self._conn.send(msg)
+            except (OSError, ValueError):
+                with self._cond:
+                    self._dead = self._dead or "the persistence process is gone"
+                    for st in self._states.values():
+                        if st.outstanding:
+                            st.error = st.error or self._dead
+                        st.outstanding.clear()
+                        st.pending_docs.clear()
+                    self._cond.notify_all()
+
+    def _raise(self, st: _PathState) -> None:
+        from .errors import EngineError
+
+        if st.error is not None:
+            raise EngineError(f"persisting the shard failed: {st.error}", "PERSIST_FAILED")
+        if self._dead is not None:
+            raise EngineError(self._dead, "PERSIST_FAILED")
+
+    def wait(self, path: str, timeout: float | None = None) -> int | None:
+        """Wait until every job submitted for ``path`` is committed; returns the persisted seq."""
+        with self._cond:
+            st = self._state(path)
+            if not self._cond.wait_for(lambda: not st.outstanding or self._dead is not None, timeout):
+                from .errors import EngineError
+
+                raise EngineError("timed out waiting for the shard to be persisted", "PERSIST_TIMEOUT")
+            self._raise(st)
+            return st.persisted
+
+    def persisted(self, path: str) -> int | None:
+        """The last committed seq of ``path`` while nothing is outstanding, else the last reported."""
+        with self._cond:
+            st = self._states.get(path)
+            if st is None:
+                return None
+            return st.persisted
+
+    def pending(self, path: str) -> int:
+        with self._cond:
+            st = self._states.get(path)
+            return sum(st.pending_docs.values()) if st else 0
+
+    def release(self, path: str) -> None:
+        """Flush and forget ``path`` in the helper (the engine is closing)."""
+        jid = next(self._ids)
+        with self._cond:
+            st = self._state(path)
+            st.outstanding.add(jid)
+        if self._dead is None:
+            self._outbox.put(("close", jid, path))
+        with self._cond:
+            self._cond.wait_for(lambda: jid not in st.outstanding or self._dead is not None, 600)
+            err = st.error
+            self._states.pop(path, None)
+        if err is not None:
+            from .errors import EngineError
+
+            raise EngineError(f"persisting the shard failed: {err}", "PERSIST_FAILED")
+
+
+_PERSISTER: Persister | None = None
+_PLOCK = threading.Lock()
+
+
+def get_persister() -> Persister:
+    global _PERSISTER
+    with _PLOCK:
+        if _PERSISTER is None or not _PERSISTER.alive():
+            _PERSISTER = Persister()
+        return _PERSISTER
