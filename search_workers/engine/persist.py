@@ -123,7 +123,10 @@ def _child_main(fd: int) -> None:  # pragma: no cover - runs in the helper proce
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (Ctrl-C reaches the group)
-    _serve(Connection(fd))
+    try:
+        _serve(Connection(fd))
+    except (EOFError, OSError):  # the parent is gone: whatever it did not get is re-fed after restart
+        return
 
 
 def _serve(conn: Any) -> None:  # pragma: no cover - runs in the helper process
