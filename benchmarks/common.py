@@ -151,7 +151,10 @@ def make_tenant(database_url: str, public_origins: list[str] | None = None) -> T
 def wait_task(http: httpx.Client, project_id: str, task_id: str, timeout: float = 3600) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        task = http.get(f"/v1/projects/{project_id}/tasks/{task_id}").json()
+        response = http.get(f"/v1/projects/{project_id}/tasks/{task_id}")
+        if response.status_code != 200:
+            raise RuntimeError(f"reading task {task_id} failed: {response.status_code} {response.text[:500]}")
+        task = response.json()
         if task["status"] in ("succeeded", "failed", "canceled"):
             return task  # type: ignore[no-any-return]
         if time.monotonic() > deadline:

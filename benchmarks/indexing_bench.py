@@ -93,18 +93,22 @@ def run(args: argparse.Namespace, server: Server) -> int:
             peak[0] = max(peak[0], tree_rss(server.pid))
             time.sleep(0.5)
 
-    threads = [threading.Thread(target=searcher, args=(n,)) for n in range(args.searchers)]
-    threads.append(threading.Thread(target=sample_rss))
+    threads = [threading.Thread(target=searcher, args=(n,), daemon=True) for n in range(args.searchers)]
+    threads.append(threading.Thread(target=sample_rss, daemon=True))
     for thread in threads:
         thread.start()
     started = time.perf_counter()
-    task = http.post(index_url + "/reindex").json()
-    result = wait_task(http, tenant.project_id, task["taskId"])
-    reindex_s = time.perf_counter() - started
-    time.sleep(1.0)
-    stop.set()
-    for thread in threads:
-        thread.join()
+    try:
+        response = http.post(index_url + "/reindex")
+        if response.status_code != 202:
+            raise RuntimeError(f"reindex refused: {response.status_code} {response.text}")
+        result = wait_task(http, tenant.project_id, response.json()["taskId"])
+        reindex_s = time.perf_counter() - started
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
     ms = [x * 1000 for x in latencies]
     print(f"reindex: {result['status']} in {reindex_s:.1f}s; {len(ms)} searches meanwhile "
           f"(p50 {pct(ms, 50):.0f} ms, p99 {pct(ms, 99):.0f} ms)")
