@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from search_workers.host import ShardHost, ShardSpec, make_host
@@ -36,6 +38,8 @@ class ShardBridge:
         self.host: ShardHost = host if host is not None else self._run(self._make(settings))
         self.closed = False
         self._background: set[Any] = set()
+        # In-process searches are CPU-bound under one GIL: more threads than cores only add switching.
+        self._searchers = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="search")
 
     @staticmethod
     async def _make(settings: Settings) -> ShardHost:
@@ -61,7 +65,8 @@ class ShardBridge:
         """A search from any event loop: one thread hop with the in-process host, else through the host loop."""
         search_now = getattr(self.host, "search_now", None)
         if search_now is not None:
-            return await asyncio.to_thread(search_now, index_id, generation, query)  # type: ignore[no-any-return]
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._searchers, search_now, index_id, generation, query)  # type: ignore[no-any-return]
         return await self.acall("search", index_id, generation, query)  # type: ignore[no-any-return]
 
     def submit(self, name: str, *args: Any, delay: float = 0.0) -> None:
@@ -117,6 +122,7 @@ class ShardBridge:
         if self.closed:
             return
         self.closed = True
+        self._searchers.shutdown(wait=True)
         try:
             self.call("close", timeout=30)
         except Exception:  # noqa: BLE001
