@@ -30,27 +30,8 @@ import time
 import zlib
 from pathlib import Path
 
+from benchmarks.common import expand
 from benchmarks.relevance import FIELDS, MAPPING, QUERIES, load_products
-
-SUFFIXES = ["Pro", "Lite", "Plus", "Max", "Mini", "Edition", "Bundle", "Kit", "Deluxe", "Sport", "Travel",
-            "Classic", "Premium", "Value", "Essentials", "Starter", "Ultra", "Compact", "Duo", "Go"]
-
-
-def expand(n: int, seed: int = 42) -> list[dict]:
-    base = load_products()
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        p = dict(base[i % len(base)])
-        v = i // len(base)
-        if v:
-            p["name"] = f"{p['name']} {SUFFIXES[v % len(SUFFIXES)]} {v // len(SUFFIXES) + 1}" if v >= len(SUFFIXES) \
-                else f"{p['name']} {SUFFIXES[v]}"
-            p["price"] = round(p["price"] * rng.uniform(0.8, 1.25), 2)
-            p["popularity"] = max(0, int(p["popularity"] * rng.uniform(0.5, 1.5)))
-        p["id"] = f"p{i:06d}"
-        out.append(p)
-    return out
 
 
 def shard_of(doc_id: str, shards: int) -> int:
