@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     login_limit_per_ip: str = "30/minute"
     status_limit_per_ip: str = "60/minute"
     run_task_runner: bool = True
+    # Shard engine persistence: "process" writes Whoosh files in a helper process behind apply
+    # (search reflects changes at once, disk trails); "inline" writes them inside apply.
+    engine_persist: str = "process"
+    engine_max_pending: int = 12_000
 
     @property
     def resolved_database_url(self) -> str:

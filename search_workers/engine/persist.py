@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import os
 import queue
 import socket
 import subprocess
@@ -38,15 +37,17 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from shared.settings import get_settings
+
 log = logging.getLogger(__name__)
 
-MAX_PENDING_DOCS = int(os.environ.get("SHOPSEARCH_ENGINE_MAX_PENDING", "12000"))
+MAX_PENDING_DOCS = get_settings().engine_max_pending
 # at most this many documents per group commit (the commit holds their postings in memory)
 GROUP_MAX_DOCS = 8_000
 
 
 def persist_mode() -> str:
-    return os.environ.get("SHOPSEARCH_ENGINE_PERSIST", "process").strip().lower()
+    return get_settings().engine_persist.strip().lower()
 
 
 # ---------------------------------------------------------------------------- the work itself

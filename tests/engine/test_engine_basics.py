@@ -6,6 +6,7 @@ import pickle
 
 import pytest
 
+import search_workers.engine.engine as engine_module
 from search_workers.engine import EngineError, MappingError, ShardEngine
 
 from .conftest import MAPPING, upserts
@@ -246,7 +247,7 @@ def test_search_not_blocked_by_whoosh_commit(tmp_path, monkeypatch):
 
     import search_workers.engine.engine as engine_mod
 
-    monkeypatch.setenv("SHOPSEARCH_ENGINE_PERSIST", "inline")
+    monkeypatch.setattr(engine_module, "persist_mode", lambda: "inline")
     e = make(tmp_path, [{"id": "1", "title": "alpha"}])
     gate = threading.Event()
     real_writer = engine_mod._fast_writer
@@ -304,7 +305,7 @@ def test_write_behind_groups_commits_without_duplicates(tmp_path):
 
 
 def test_inline_persistence(tmp_path, monkeypatch):
-    monkeypatch.setenv("SHOPSEARCH_ENGINE_PERSIST", "inline")
+    monkeypatch.setattr(engine_module, "persist_mode", lambda: "inline")
     e = make(tmp_path, [{"id": "1", "title": "alpha"}, {"id": "2", "title": "beta"}])
     assert e.persisted_seq == e.applied_seq == 2
     e.apply([{"seq": 3, "op": "delete", "id": "1"}])
