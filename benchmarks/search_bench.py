@@ -130,6 +130,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--redis", action="store_true")
+    parser.add_argument("--ray", action="store_true", help="shards in Ray actors (SHOPSEARCH_RAY_ADDRESS=local)")
     parser.add_argument("--whoosh-queries", type=int, default=200)
     args = parser.parse_args()
 
@@ -137,7 +138,8 @@ def main() -> int:
     queries = weighted_queries(20_000)
     lines: list[str] = []
     shard_dirs: list[Path] = []
-    with running_server(postgres=args.postgres, redis=args.redis, keep=True) as server:
+    extra_env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if args.ray else None
+    with running_server(postgres=args.postgres, redis=args.redis, keep=True, extra_env=extra_env) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
         index = http.post(f"/v1/projects/{tenant.project_id}/indices",
