@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Annotated
+
+from fastapi import Query
 
 from shared.errors import validation
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+# The list query parameters every list route takes.
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
+Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 
 _SEPARATOR = "\x1f"
 

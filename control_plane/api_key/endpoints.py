@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
 from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, forbid_impersonation, revoke_key
 from control_plane.api_key import service
 from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT
+from control_plane.org.wire import COMMON_ERRORS
+from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["api keys"], responses=COMMON_ERRORS)
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
-Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 
 
 @router.get("/projects/{project_id}/api-keys", summary="List the project's API keys")

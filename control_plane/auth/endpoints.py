@@ -31,6 +31,7 @@ from control_plane.auth.schemas import (
 )
 from control_plane.db import isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
+from control_plane.pagination import Limit
 from control_plane.runtime import Runtime
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -160,7 +161,7 @@ def change_password(body: ChangePasswordIn, principal: SignedIn, db: SessionDep,
 def list_sessions(
     principal: SignedIn,
     db: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    limit: Limit = 20,
     cursor: Annotated[str | None, Query(max_length=100)] = None,
 ) -> SessionList:
     rows, next_cursor = sessions.list_sessions(db, principal, limit, cursor)

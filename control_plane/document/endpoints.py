@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Body, Header, Query, Response
+from fastapi import APIRouter, Body, Header, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from control_plane.access import IndexRead, IndexWrite
@@ -13,13 +13,12 @@ from control_plane.deps import SessionDep
 from control_plane.document import service
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
+from control_plane.pagination import Cursor, Limit
 from control_plane.responses import JSONBody
 
 router = APIRouter(tags=["documents"])
 
 INDEX = "/projects/{project_id}/indices/{index_id}"
-Limit = Annotated[int, Query(ge=1, le=1000, description="Page size")]
-Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 IdempotencyKey = Annotated[
     str | None,
     Header(alias="Idempotency-Key", max_length=200, description="Same key and body within 24 h answer the first answer again"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Response
 
 from control_plane.access import IndexRead, IndexWrite, ProjectRead, ProjectWrite
 from control_plane.deps import RuntimeDep, SessionDep
@@ -26,6 +26,7 @@ from control_plane.index.schemas import (
     TaskAccepted,
     UsageOut,
 )
+from control_plane.pagination import Cursor, Limit
 from control_plane.task.models import Task
 from control_plane.usage import usage_by_field
 
@@ -33,8 +34,6 @@ router = APIRouter(tags=["indices"])
 
 BASE = "/projects/{project_id}/indices"
 INDEX = BASE + "/{index_id}"
-Limit = Annotated[int, Query(ge=1, le=1000, description="Page size")]
-Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 
 
 @router.get(BASE, summary="List indices", response_model=IndexList)

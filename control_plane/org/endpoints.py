@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
 from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
 from control_plane.deps import SessionDep
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
-from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT, error_responses
+from control_plane.org.wire import COMMON_ERRORS, error_responses
+from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
-Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 
 
 @router.get("/orgs", summary="List the caller's organizations")

@@ -24,8 +24,6 @@ else:
     AnySelect = Select
     AnyRow = Row
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 1000
 
 Timestamp = Annotated[
     datetime,

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
-from control_plane.pagination import decode_cursor, encode_cursor
+from control_plane.pagination import Cursor, Limit, decode_cursor, encode_cursor
 from control_plane.profile import repository, service
 from control_plane.profile.schemas import ProfileCreate, ProfileList, ProfileOut
 
@@ -25,8 +25,8 @@ ONE = BASE + "/{profile_id}"
 def list_profiles(
     access: IndexRead,
     db: SessionDep,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
-    cursor: Annotated[str | None, Query()] = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> Any:
     get_index(db, access, access.index_id)
     after = decode_cursor(cursor)[0] if cursor else None

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from control_plane.access import OrgAdmin, OrgMember, ProjectRead
 from control_plane.deps import SessionDep
-from control_plane.org.wire import COMMON_ERRORS, DEFAULT_LIMIT, MAX_LIMIT, error_responses
+from control_plane.org.wire import COMMON_ERRORS, error_responses
+from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
 from control_plane.project import service
 from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut
 
 router = APIRouter(tags=["projects"], responses=COMMON_ERRORS)
 
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
-Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
 
 
 @router.get("/orgs/{org_id}/projects", summary="List the organization's projects")

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from control_plane.access import ProjectRead
 from control_plane.deps import SessionDep
+from control_plane.pagination import Cursor, Limit
 from control_plane.task import service
 
 router = APIRouter(tags=["tasks"])
@@ -55,8 +56,8 @@ def list_tasks(
     status: Annotated[list[str] | None, Query(description="enqueued, processing, succeeded, failed, canceled")] = None,
     type: Annotated[list[str] | None, Query(description="Task types, e.g. documents.upsert")] = None,
     index_id: Annotated[str | None, Query(alias="indexId")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
-    cursor: Annotated[str | None, Query()] = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> Any:
     rows, next_cursor = service.list_tasks(
         db, access.project_id, status=_split(status), type=_split(type), index_id=index_id,
