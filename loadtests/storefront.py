@@ -3,7 +3,8 @@
     SHOPSEARCH_PROFILE_KEY=pk_… SHOPSEARCH_PUBLIC_KEY=ss_pk_… SHOPSEARCH_ORIGIN=https://shop.example \
     locust -f loadtests/storefront.py --headless -u 4 -r 4 -t 60s --host http://127.0.0.1:8000
 
-`python -m benchmarks.search_bench --locust` prepares an index, a profile and a public key and runs it.
+The profile key comes from ``POST …/indices/:indexId/profiles``; the public key (allowed for the
+origin) from ``POST /v1/projects/:projectId/api-keys`` in a signed-in session.
 """
 
 from __future__ import annotations
