@@ -31,7 +31,7 @@ import zlib
 from pathlib import Path
 
 from benchmarks.common import expand
-from benchmarks.relevance import FIELDS, MAPPING, QUERIES, load_products
+from benchmarks.relevance import FIELDS, MAPPING, QUERIES
 
 
 def shard_of(doc_id: str, shards: int) -> int:
@@ -237,20 +237,10 @@ def main() -> None:
     print(summary("tantivy + brand agg", tv["facet"]))
 
     if not args.no_relevance:
-        from benchmarks.relevance import build_engine, measure, real_queries_empty
+        from benchmarks.relevance import report
 
         print("\n== relevance on the Best Buy catalog (1 shard, name 8 > brand 4 > categories 2 > description 1)")
-        products = load_products()
-        with tempfile.TemporaryDirectory() as d:
-            e = build_engine(products, d)
-            m = measure(e, products)
-            for k in ("exact", "typo", "prefix", "nonempty"):
-                rate, ok, tot = m[k]
-                print(f"  {k:9s} {rate * 100:6.2f}%  ({ok}/{tot})")
-            ne, n, _ = real_queries_empty(e)
-            print(f"  real shopper queries answering empty: {ne}/{n} (the catalog is phones & accessories only)")
-            e.close()
-
+        report(indent="  ")
 
 if __name__ == "__main__":
     main()

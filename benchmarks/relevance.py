@@ -164,20 +164,24 @@ def real_queries_empty(engine) -> tuple[int, int, list[str]]:
     return len(empty), n, empty
 
 
-def main() -> None:
+def report(verbose: bool = False, indent: str = "") -> None:
+    """Build a shard of the catalog and print the four relevance rates and the empty real queries."""
     products = load_products()
     with tempfile.TemporaryDirectory() as d:
         t = time.time()
         e = build_engine(products, d)
-        print(f"built {e.doc_count} docs in {time.time() - t:.1f}s")
-        m = measure(e, products, verbose="-v" in sys.argv)
+        print(f"{indent}built {e.doc_count} docs in {time.time() - t:.1f}s")
+        m = measure(e, products, verbose=verbose)
         for k in ("exact", "typo", "prefix", "nonempty"):
             rate, ok, tot = m[k]
-            print(f"{k:9s} {rate * 100:6.2f}%  ({ok}/{tot})")
+            print(f"{indent}{k:9s} {rate * 100:6.2f}%  ({ok}/{tot})")
         ne, n, empty = real_queries_empty(e)
-        print(f"real shopper queries answering empty: {ne}/{n}  e.g. {empty[:10]}")
+        print(f"{indent}real shopper queries answering empty: {ne}/{n}  e.g. {empty[:10]}")
         e.close()
 
+
+def main() -> None:
+    report(verbose="-v" in sys.argv)
 
 if __name__ == "__main__":
     main()
