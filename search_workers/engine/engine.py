@@ -84,6 +84,7 @@ import math
 import os
 import shutil
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -104,10 +105,12 @@ from .query import (
     SAME_FIELD_BONUS,
     and_masks,
     build_clauses,
+    candidate_slots,
     compile_filters,
     highlight_text,
+    plan_clauses,
     proximity_bonus,
-    score_clauses,
+    score_plans,
 )
 
 META_ID = "__shopsearch_meta__"
@@ -401,6 +404,7 @@ class ShardEngine:
         self._analyzer = get_analyzer(language)
         self._mem = MemIndex(self.fields, self._analyzer)
         self._retrievable_drop = {f for f, s in self.fields.items() if not s.retrievable}
+        self._boost_cache: dict[tuple, np.ndarray] = {}
         os.makedirs(self.path, exist_ok=True)
         if windex.exists_in(self.path):
             self._ix = windex.open_dir(self.path)
@@ -626,6 +630,8 @@ class ShardEngine:
 
     # ------------------------------------------------------------------ search
     def _search(self, query: dict) -> dict:
+        """Evaluated over the query's candidates (``cands``: sorted live slots that can match) -
+        every array below is aligned with them, so the cost follows the matches, not the shard."""
         mem = self._mem
         n = mem.n
         q = query.get("q") or ""
@@ -641,10 +647,8 @@ class ShardEngine:
         operator = (query.get("operator") or "and").lower()
         limit = max(0, int(query.get("limit", DEFAULT_LIMIT) if query.get("limit") is not None else DEFAULT_LIMIT))
         offset = max(0, int(query.get("offset") or 0))
-        live = mem.live[:n]
 
         filters = compile_filters(mem, query.get("filters"), self.id_field)
-        base = live & and_masks(n, [m for _, m in filters])
         excl = None
         if query.get("excludeIds"):
             excl = np.ones(n, dtype=bool)
@@ -652,7 +656,8 @@ class ShardEngine:
             slots = [s for s in slots if s is not None]
             if slots:
                 excl[np.asarray(slots, dtype=np.int64)] = False
-            base &= excl
+        restrict = [m for _, m in filters] + ([excl] if excl is not None else [])
+        base = and_masks(n, restrict) if restrict else None  # dense; gathered at the candidates
 
         relaxed = False
         dropped: list[str] = []
@@ -660,113 +665,102 @@ class ShardEngine:
         clauses = build_clauses(mem, q, query.get("typo") or {}, query.get("synonyms"),
                                 allow_prefix=any(c.get("prefix", True) for c in fields_cfg.values())) if q.strip() else []
         if clauses:
-            sc = score_clauses(mem, clauses, fields_cfg)
-            matched_terms = sc.matched_terms
+            plans = plan_clauses(mem, clauses, fields_cfg)
+            cands = candidate_slots(mem, plans, any_clause=operator == "or")
+            sc = score_plans(mem, plans, cands)
             cm = [s > 0 for s in sc.clause_scores]
             kept = list(range(len(clauses)))
             if operator == "or":
-                match = np.zeros(n, dtype=bool)
-                for m in cm:
-                    match |= m
+                match = np.logical_or.reduce(cm)
             else:
-                match = and_masks(n, cm)
-                if query.get("relax", True) and len(clauses) > 1 and not (match & base).any():
-                    counts = [int(np.count_nonzero(m & base)) for m in cm]
+                match = _and_all(len(cands), cm)
+                inbase = None if base is None else base[cands]
+                if query.get("relax", True) and len(clauses) > 1 and not _and_all(len(cands), [match, inbase]).any():
+                    # dropping words needs every clause's matches: widen to any clause's docs
+                    cands = candidate_slots(mem, plans, any_clause=True)
+                    sc = score_plans(mem, plans, cands)
+                    cm = [s > 0 for s in sc.clause_scores]
+                    inbase = None if base is None else base[cands]
+                    counts = [int(np.count_nonzero(_and_all(len(cands), [m, inbase]))) for m in cm]
                     kept = [i for i in kept if counts[i] > 0]
                     while kept:
-                        m = and_masks(n, [cm[i] for i in kept])
-                        if (m & base).any():
+                        if _and_all(len(cands), [*(cm[i] for i in kept), inbase]).any():
                             break
                         worst = max(kept, key=lambda i: (counts[i], i))
                         kept.remove(worst)
-                    match = and_masks(n, [cm[i] for i in kept]) if kept else np.zeros(n, dtype=bool)
+                    match = _and_all(len(cands), [cm[i] for i in kept]) if kept else np.zeros(len(cands), dtype=bool)
                     if kept != list(range(len(clauses))):
                         relaxed = True
                         dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]
-            score = np.zeros(n, dtype=np.float32)
+            matched_terms = sc.matched_terms
+            score = np.zeros(len(cands), dtype=np.float32)
             for i in kept:
                 score += sc.clause_scores[i]
             if len(kept) >= 2:
                 wmax = max(float(c.get("weight", 1)) for c in fields_cfg.values())
-                best = np.zeros(n, dtype=np.float32)
+                best = np.zeros(len(cands), dtype=np.float32)
                 for fname, fc in fields_cfg.items():
                     hits = [sc.clause_field_hit[i].get(fname) for i in kept]
                     if any(h is None for h in hits):
                         continue
-                    allhit = and_masks(n, hits)  # type: ignore[arg-type]
+                    allhit = _and_all(len(cands), hits)  # type: ignore[arg-type]
                     np.maximum(best, allhit * np.float32(float(fc.get("weight", 1)) / wmax), out=best)
                 score *= 1.0 + SAME_FIELD_BONUS * best
                 # proximity on a fixed-size window of the best candidates
-                pc = np.flatnonzero(match & base)
+                pc = np.flatnonzero(match if base is None else match & base[cands])
                 if len(pc) > PROXIMITY_WINDOW:
                     ps = score[pc]
                     kth = np.partition(ps, len(ps) - PROXIMITY_WINDOW)[len(ps) - PROXIMITY_WINDOW]
                     pc = pc[ps >= kth]
-                prox = proximity_bonus(mem, q, pc, fields_cfg)
+                prox = proximity_bonus(mem, q, cands[pc], fields_cfg)
                 if prox is not None:
                     score[pc] *= 1.0 + PROXIMITY_BONUS * prox
         else:
-            match = np.ones(n, dtype=bool)
-            score = np.ones(n, dtype=np.float32)
+            cands = np.flatnonzero(mem.live[:n])
+            match = np.ones(len(cands), dtype=bool)
+            score = np.ones(len(cands), dtype=np.float32)
 
-        final = match & base
-        # popularity boosts
-        if query.get("boosts"):
-            factor = np.ones(n, dtype=np.float32)
-            for b in query["boosts"]:
-                fname = b.get("field")
-                col = mem.num.get(fname)
-                if col is None:
-                    raise EngineError(f"boost field {fname!r} has no numeric column", "FIELD_NOT_SORTABLE",
-                                      [{"path": "boosts.field", "message": "needs a sortable/filterable numeric field"}])
-                v = np.nan_to_num(col[:n], nan=0.0)
-                v = np.clip(v, 0, None)
-                mod = b.get("modifier", "none")
-                if mod == "log1p":
-                    v = np.log1p(v)
-                elif mod == "sqrt":
-                    v = np.sqrt(v)
-                factor += (float(b.get("weight", 1)) * v).astype(np.float32)
-            score = score * factor
+        final = match if base is None else match & base[cands]
+        if query.get("boosts"):  # popularity boosts
+            score = score * self._boost_factor(query["boosts"])[cands]
         for bf in query.get("boostFilters") or ():
-            m = and_masks(n, [x for _, x in compile_filters(mem, bf.get("filters"), self.id_field)])
+            m = and_masks(n, [x for _, x in compile_filters(mem, bf.get("filters"), self.id_field)])[cands]
             score = np.where(m, score * np.float32(max(0.0, 1.0 + float(bf.get("weight", 0)))), score).astype(np.float32)
 
         total = int(np.count_nonzero(final))
-        facets_out = self._facets(query.get("facets") or (), match & live if excl is None else match & live & excl, filters)
+        facet_match = match if excl is None else match & excl[cands]
+        facets_out = self._facets(query.get("facets") or (), cands, facet_match, filters)
 
-        # ranking
+        # ranking: positions into cands, ties broken by slot (cands is sorted)
         k = offset + limit
-        cands = np.flatnonzero(final)
+        pos = np.flatnonzero(final)
         sort = [s for s in (query.get("sort") or ()) if s]
         sort_keys = self._sort_keys(sort)
-        if k == 0 or not len(cands):
-            top = cands[:0]
+        if k == 0 or not len(pos):
+            top = pos[:0]
         elif not sort_keys:
-            s = score[cands]
-            if k < len(cands):
+            s = score[pos]
+            if k < len(pos):
                 kth = np.partition(s, len(s) - k)[len(s) - k]
-                above = cands[s > kth]
-                ties = cands[s == kth]
-                cands = np.concatenate((above, ties[: k - len(above)]))
-            order = np.lexsort((cands, -score[cands]))
-            top = cands[order][:k]
+                above = pos[s > kth]
+                ties = pos[s == kth]
+                pos = np.concatenate((above, ties[: k - len(above)]))
+            top = pos[np.lexsort((pos, -score[pos]))][:k]
         else:
-            keys = [fn(cands, score) for fn, _ in sort_keys]
-            if k < len(cands):
+            keys = [fn(cands[pos], score[pos]) for fn, _ in sort_keys]
+            if k < len(pos):
                 pk = keys[0]
                 kth = np.partition(pk, k - 1)[k - 1]
                 sel = pk <= kth
-                cands = cands[sel]
+                pos = pos[sel]
                 keys = [kk[sel] for kk in keys]
-            order = np.lexsort(tuple([cands, -score[cands], *keys[::-1]]))  # type: ignore[arg-type]
-            top = cands[order][:k]
+            top = pos[np.lexsort(tuple([pos, -score[pos], *keys[::-1]]))][:k]  # type: ignore[arg-type]
         top = top[offset:]
 
         hl_fields = [f for f in (query.get("highlight") or ()) if f not in self._retrievable_drop]
         retrieve = query.get("retrieve")
         hit_list: list[dict[str, Any]] = []
-        for slot in top.tolist():
+        for slot, slot_score in zip(cands[top].tolist(), score[top].tolist(), strict=True):
             doc = mem.document(slot) or {}
             hl: dict[str, str] = {}
             for f in hl_fields:
@@ -777,10 +771,37 @@ class ShardEngine:
             if retrieve is not None:
                 keep = set(retrieve) | {self.id_field}
                 out_doc = {k2: v2 for k2, v2 in out_doc.items() if k2 in keep}
-            sv = [val(slot) for _, val in sort_keys] + [float(score[slot])]
-            hit_list.append({"id": mem.ids[slot], "score": float(score[slot]), "document": out_doc,
+            sv = [val(slot) for _, val in sort_keys] + [slot_score]
+            hit_list.append({"id": mem.ids[slot], "score": slot_score, "document": out_doc,
                              "highlights": hl, "sortValues": sv})
         return {"total": total, "hits": hit_list, "facets": facets_out, "relaxed": relaxed, "droppedWords": dropped}
+
+    def _boost_factor(self, boosts: list[dict]) -> np.ndarray:
+        """``1 + sum(weight * modifier(value))`` per slot, cached until the shard changes."""
+        mem = self._mem
+        key = (mem.version, mem.n, orjson.dumps(boosts, option=orjson.OPT_SORT_KEYS))
+        hit = self._boost_cache.get(key)
+        if hit is not None:
+            return hit
+        n = mem.n
+        factor = np.ones(n, dtype=np.float32)
+        for b in boosts:
+            fname = b.get("field")
+            col = mem.num.get(str(fname))
+            if col is None:
+                raise EngineError(f"boost field {fname!r} has no numeric column", "FIELD_NOT_SORTABLE",
+                                  [{"path": "boosts.field", "message": "needs a sortable/filterable numeric field"}])
+            v = np.clip(np.nan_to_num(col[:n], nan=0.0), 0, None)
+            mod = b.get("modifier", "none")
+            if mod == "log1p":
+                v = np.log1p(v)
+            elif mod == "sqrt":
+                v = np.sqrt(v)
+            factor += (float(b.get("weight", 1)) * v).astype(np.float32)
+        if len(self._boost_cache) >= 8 or any(k[0] != mem.version for k in self._boost_cache):
+            self._boost_cache.clear()
+        self._boost_cache[key] = factor
+        return factor
 
     def _sort_keys(self, sort: list) -> list[tuple[Any, Any]]:
         mem = self._mem
@@ -796,7 +817,7 @@ class ShardEngine:
                 raise EngineError("bad sort direction", "SORT_INVALID", [{"path": f"sort[{i}]", "message": "asc or desc"}])
             desc = direction == "desc"
             if fname in ("_score", "_relevance", "relevance"):
-                out.append(((lambda c, s, desc=desc: (-s[c] if desc else s[c]).astype(np.float64)),
+                out.append(((lambda c, s, desc=desc: (-s if desc else s).astype(np.float64)),
                             (lambda slot: None)))
                 continue
             spec = self.fields.get(fname)
@@ -844,9 +865,10 @@ class ShardEngine:
                 out.append((keyk, lambda slot, first=first, vals=vals: vals[first[slot]] if first[slot] >= 0 else None))
         return out
 
-    def _facets(self, facets: Any, match_live: np.ndarray, filters: list) -> dict:
+    def _facets(self, facets: Any, cands: np.ndarray, match: np.ndarray, filters: list) -> dict:
+        """Counts over the matching candidates; each facet ignores the filters on its own field
+        (disjunctive counts)."""
         mem = self._mem
-        n = mem.n
         out: dict[str, Any] = {}
         for i, fdef in enumerate(facets):
             if isinstance(fdef, str):
@@ -856,14 +878,17 @@ class ShardEngine:
             if spec is None or not spec.facetable:
                 raise EngineError(f"field {fname!r} is not facetable", "FIELD_NOT_FACETABLE",
                                   [{"path": f"facets[{i}].field", "message": "field is not facetable"}])
-            mask = match_live & and_masks(n, [m for f, m in filters if f != fname])
+            mask = match.copy()
+            for f, m in filters:
+                if f != fname:
+                    mask &= m[cands]
+            docs = cands[mask]
             ftype = fdef.get("type", "terms")
             if ftype == "range":
                 if not spec.is_numeric:
                     raise EngineError("range facet on non-numeric field", "FACET_INVALID",
                                       [{"path": f"facets[{i}].type", "message": "range needs a numeric/date field"}])
-                col = mem.num[fname][:n]
-                vals = col[mask]
+                vals = mem.num[fname][docs]
                 vals = vals[~np.isnan(vals)]
                 counts = []
                 for r in fdef.get("ranges") or ():
@@ -876,13 +901,12 @@ class ShardEngine:
                 out[fname] = counts
                 continue
             if spec.type in ("keyword", "keyword[]", "text"):
-                ps, po = mem.kw_ps[fname], mem.kw_po[fname]
                 vals_list = mem.kw_vals[fname]
-                cnt = np.bincount(po[mask[ps]], minlength=len(vals_list))
+                cnt = np.bincount(mem.kw_ordinals(fname, docs), minlength=len(vals_list))
                 nz = np.flatnonzero(cnt)
                 out[fname] = {vals_list[j]: int(cnt[j]) for j in nz.tolist()}
             elif spec.type == "boolean":
-                col = mem.boo[fname][:n][mask]
+                col = mem.boo[fname][docs]
                 res = {}
                 t, f_ = int(np.count_nonzero(col == 1)), int(np.count_nonzero(col == 0))
                 if t:
@@ -891,11 +915,20 @@ class ShardEngine:
                     res["false"] = f_
                 out[fname] = res
             else:
-                col = mem.num[fname][:n][mask]
+                col = mem.num[fname][docs]
                 col = col[~np.isnan(col)]
                 u, c = np.unique(col, return_counts=True)
                 out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
         return out
+
+
+def _and_all(m: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+    """AND of boolean arrays of length ``m`` (``None`` entries skipped; none at all: all true)."""
+    out = np.ones(m, dtype=bool)
+    for x in masks:
+        if x is not None:
+            out &= x
+    return out
 
 
 def _is_whoosh_file(name: str) -> bool:

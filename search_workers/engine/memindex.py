@@ -198,6 +198,7 @@ class MemIndex:
         self._touched: set[tuple[str, str]] = set()
         self.expansion_cache: dict = {}  # query.py: typo/prefix expansions per term dictionary size
         self.version = 0  # bumped on every change (query caches)
+        self._slot_pos = np.zeros(0, dtype=np.int32)  # query scratch, see slot_positions
 
     # -- capacity --------------------------------------------------------------------------
     def _grow(self, need: int) -> None:
@@ -436,6 +437,31 @@ class MemIndex:
     def document(self, slot: int) -> dict | None:
         blob = self.blobs[slot]
         return None if blob is None else orjson.loads(blob)
+
+    def slot_positions(self) -> np.ndarray:
+        """Scratch map slot -> position among a query's candidates, all -1 between queries (the
+        caller restores it; searches hold the engine lock)."""
+        if len(self._slot_pos) < self.n:
+            self._slot_pos = np.full(max(self.cap, self.n), -1, dtype=np.int32)
+        return self._slot_pos
+
+    def kw_ordinals(self, field: str, slots: np.ndarray) -> np.ndarray:
+        """The value ordinals of ``slots`` (sorted) in a keyword field, one per value.
+
+        ``kw_ps`` is in slot order (slots only grow; compaction keeps the order), so each doc's
+        values are one run found by binary search; a large share of the shard goes through a mask."""
+        ps, po = self.kw_ps[field], self.kw_po[field]
+        if len(slots) * 8 > self.n:
+            mask = np.zeros(self.n, dtype=bool)
+            mask[slots] = True
+            return po[mask[ps]]  # type: ignore[no-any-return]
+        lo = np.searchsorted(ps, slots, "left")
+        cnt = np.searchsorted(ps, slots, "right") - lo
+        if len(cnt) and cnt.max() <= 1:
+            return po[lo[cnt == 1]]  # type: ignore[no-any-return]
+        total = int(cnt.sum())
+        starts = lo - (np.cumsum(cnt) - cnt)
+        return po[np.repeat(starts, cnt) + np.arange(total)]  # type: ignore[no-any-return]
 
     def avg_len(self, field: str) -> float:
         return max(self.sum_len[field] / max(self.n_live, 1), 1.0)

@@ -53,6 +53,7 @@ SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
 OTHER_FIELDS_FACTOR = 0.2
+_EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
 
 
 @dataclass
@@ -269,71 +270,155 @@ class Scored:
         self.matched_terms: set[str] = set()
 
 
-def score_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict]) -> Scored:
-    n = idx.n
+@dataclass
+class FieldPlan:
+    """One clause in one field: the alternatives found there and the clause's idf in that field."""
+
+    field: str
+    weight: float
+    idf: float
+    present: list[tuple[Alt, list[Postings]]]
+
+
+def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict]) -> list[list[FieldPlan]]:
+    """Per clause, per queried field: the posting lists of the alternatives present there."""
     n_live = max(idx.n_live, 1)
-    out = Scored()
+    plans: list[list[FieldPlan]] = []
     for c in clauses:
-        total = np.zeros(n, dtype=np.float32)
-        best = np.zeros(n, dtype=np.float32)
-        hits: dict[str, np.ndarray] = {}
+        fps: list[FieldPlan] = []
         for fname, fcfg in fields.items():
             plist = idx.postings.get(fname)
             if not plist:
                 continue
-            weight = float(fcfg.get("weight", 1))
             use_typo = fcfg.get("typo", True)
             use_prefix = fcfg.get("prefix", True)
-            alts = [
-                a for a in c.alts
-                if (use_typo or a.kind != "typo") and (use_prefix or a.kind != "prefix")
-            ]
             present: list[tuple[Alt, list[Postings]]] = []
-            for a in alts:
+            for a in c.alts:
+                if (not use_typo and a.kind == "typo") or (not use_prefix and a.kind == "prefix"):
+                    continue
                 got = [plist.get(t) for t in a.terms]
                 if all(p is not None and len(p.docs) for p in got):
                     present.append((a, cast(list[Postings], got)))
             if not present:
                 continue
-            max_df = max(len(ps[0].docs) for a, ps in present if len(a.terms) == 1) if any(
-                len(a.terms) == 1 for a, _ in present) else max(len(ps[0].docs) for _, ps in present)
-            idf = _idf(n_live, max_df)
-            lens = idx.lengths[fname]
-            avg = idx.avg_len(fname)
-            fs = np.zeros(n, dtype=np.float32)
-            first = True
-            for a, ps in present:
-                if len(ps) == 1:
-                    p = ps[0]
-                    s = tf_norm(p, lens, avg) * np.float32(idf * a.factor)
-                    d = p.docs
-                    if first:  # fs is all zeros: plain scatter
-                        fs[d] = s
-                    else:
-                        fs[d] = np.maximum(fs[d], s)
-                    first = False
-                else:  # multi-word synonym: every word in this field, mean of their scores
-                    acc = np.zeros(n, dtype=np.float32)
-                    cnt = np.zeros(n, dtype=np.int8)
-                    for p in ps:
-                        acc[p.docs] += tf_norm(p, lens, avg) * np.float32(idf)
-                        cnt[p.docs] += 1
-                    ok = cnt == len(ps)
-                    cand = np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32)
-                    np.maximum(fs, cand, out=fs)
-                    first = False
-                out.matched_terms.update(a.terms)
-            hit = fs > 0
-            if hit.any():
-                hits[fname] = hit
-                fs *= weight
-                total += fs
-                np.maximum(best, fs, out=best)
-        # best field counts fully, the other fields a little (a word found in the name and the
-        # description is not worth twice a word found in the name)
-        total = best + OTHER_FIELDS_FACTOR * (total - best)
-        out.clause_scores.append(total)
-        out.clause_field_hit.append(hits)
+            singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
+            max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
+            fps.append(FieldPlan(fname, float(fcfg.get("weight", 1)), _idf(n_live, max_df), present))
+        plans.append(fps)
+    return plans
+
+
+def _union(idx: MemIndex, arrays: list[np.ndarray]) -> np.ndarray:
+    """Sorted live slots found in any of ``arrays`` (sorted posting doc lists)."""
+    if not arrays:
+        return _EMPTY_SLOTS
+    if len(arrays) == 1:
+        c = arrays[0]
+    elif sum(len(d) for d in arrays) * 16 > idx.n:  # a large union: through a mask over the shard
+        mask = np.zeros(idx.n, dtype=bool)
+        for d in arrays:
+            mask[d] = True
+        return np.flatnonzero(mask & idx.live[: idx.n]).astype(np.int32)
+    else:
+        c = np.concatenate(arrays)
+        c.sort()
+        c = c[np.concatenate(([True], c[1:] != c[:-1]))]
+    return c[idx.live[c]]
+
+
+def _locate(docs: np.ndarray, cands: np.ndarray, s2c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions in ``cands``, indices in ``docs``) of the candidates found in a posting list.
+
+    Few candidates against a long list: binary search them in it; else look every posting up in
+    the slot -> position map (``s2c`` must hold ``cands``)."""
+    n_docs = len(docs)
+    if len(cands) * 16 < n_docs:
+        j = np.searchsorted(docs, cands)
+        np.minimum(j, n_docs - 1, out=j)
+        ok = docs[j] == cands
+        return np.flatnonzero(ok), j[ok]
+    pos = s2c[docs]
+    sel = np.flatnonzero(pos >= 0)
+    return pos[sel], sel
+
+
+def candidate_slots(idx: MemIndex, plans: list[list[FieldPlan]], any_clause: bool) -> np.ndarray:
+    """Sorted live slots that can match.  Any word: every clause's docs.  All words: the docs of
+    the clause with the fewest postings, kept when every other clause has them too."""
+    groups = [[ps[0].docs for fp in fps for _, ps in fp.present] for fps in plans]
+    if any_clause:
+        return _union(idx, [d for g in groups for d in g])
+    groups.sort(key=lambda g: sum(len(d) for d in g))
+    cands = _union(idx, groups[0])
+    s2c = idx.slot_positions()
+    for g in groups[1:]:
+        if not len(cands):
+            break
+        s2c[cands] = np.arange(len(cands), dtype=np.int32)
+        try:
+            member = np.zeros(len(cands), dtype=bool)
+            for d in g:
+                member[_locate(d, cands, s2c)[0]] = True
+        finally:
+            s2c[cands] = -1
+        cands = cands[member]
+    return cands
+
+
+def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) -> Scored:
+    """Clause scores over ``cands`` (positions aligned with it), see the module docstring.
+
+    Work follows the candidates and the posting lists, never the shard size."""
+    m = len(cands)
+    out = Scored()
+    s2c = idx.slot_positions()
+    s2c[cands] = np.arange(m, dtype=np.int32)
+    try:
+        for fps in plans:
+            total = np.zeros(m, dtype=np.float32)
+            best = np.zeros(m, dtype=np.float32)
+            hits: dict[str, np.ndarray] = {}
+            for fp in fps:
+                lens = idx.lengths[fp.field]
+                avg = idx.avg_len(fp.field)
+                fs = np.zeros(m, dtype=np.float32)
+                first = True
+                for a, ps in fp.present:
+                    out.matched_terms.update(a.terms)
+                    if len(ps) == 1:
+                        p = ps[0]
+                        at, j = _locate(p.docs, cands, s2c)
+                        if not len(at):
+                            continue
+                        s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf * a.factor)
+                        if first:  # fs is all zeros: plain scatter
+                            fs[at] = s
+                        else:
+                            fs[at] = np.maximum(fs[at], s)
+                        first = False
+                    else:  # multi-word synonym: every word in this field, mean of their scores
+                        acc = np.zeros(m, dtype=np.float32)
+                        cnt = np.zeros(m, dtype=np.int8)
+                        for p in ps:
+                            at, j = _locate(p.docs, cands, s2c)
+                            acc[at] += tf_norm(p, lens, avg)[j] * np.float32(fp.idf)
+                            cnt[at] += 1
+                        ok = cnt == len(ps)
+                        np.maximum(fs, np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32), out=fs)
+                        first = False
+                hit = fs > 0
+                if hit.any():
+                    hits[fp.field] = hit
+                    fs *= fp.weight
+                    total += fs
+                    np.maximum(best, fs, out=best)
+            # best field counts fully, the other fields a little (a word found in the name and the
+            # description is not worth twice a word found in the name)
+            total = best + OTHER_FIELDS_FACTOR * (total - best)
+            out.clause_scores.append(total)
+            out.clause_field_hit.append(hits)
+    finally:
+        s2c[cands] = -1
     return out
 
 
