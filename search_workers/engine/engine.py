@@ -110,6 +110,7 @@ from .query import (
     highlight_text,
     plan_clauses,
     proximity_bonus,
+    relax_clauses,
     score_plans,
 )
 
@@ -676,19 +677,9 @@ class ShardEngine:
                 match = _and_all(len(cands), cm)
                 inbase = None if base is None else base[cands]
                 if query.get("relax", True) and len(clauses) > 1 and not _and_all(len(cands), [match, inbase]).any():
-                    # dropping words needs every clause's matches: widen to any clause's docs
-                    cands = candidate_slots(mem, plans, any_clause=True)
+                    kept, cands = relax_clauses(mem, plans, base)
                     sc = score_plans(mem, plans, cands)
-                    cm = [s > 0 for s in sc.clause_scores]
-                    inbase = None if base is None else base[cands]
-                    counts = [int(np.count_nonzero(_and_all(len(cands), [m, inbase]))) for m in cm]
-                    kept = [i for i in kept if counts[i] > 0]
-                    while kept:
-                        if _and_all(len(cands), [*(cm[i] for i in kept), inbase]).any():
-                            break
-                        worst = max(kept, key=lambda i: (counts[i], i))
-                        kept.remove(worst)
-                    match = _and_all(len(cands), [cm[i] for i in kept]) if kept else np.zeros(len(cands), dtype=bool)
+                    match = _and_all(len(cands), [sc.clause_scores[i] > 0 for i in kept])
                     if kept != list(range(len(clauses))):
                         relaxed = True
                         dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]

@@ -349,6 +349,15 @@ def candidate_slots(idx: MemIndex, plans: list[list[FieldPlan]], any_clause: boo
     if any_clause:
         return _union(idx, [d for g in groups for d in g])
     groups.sort(key=lambda g: sum(len(d) for d in g))
+    n = idx.n
+    if sum(len(d) for d in groups[0]) * 16 > n:  # broad words: masks over the shard
+        mask = idx.live[:n].copy()
+        for g in groups:
+            gm = np.zeros(n, dtype=bool)
+            for d in g:
+                gm[d] = True
+            mask &= gm
+        return np.flatnonzero(mask).astype(np.int32)
     cands = _union(idx, groups[0])
     s2c = idx.slot_positions()
     for g in groups[1:]:
@@ -365,14 +374,45 @@ def candidate_slots(idx: MemIndex, plans: list[list[FieldPlan]], any_clause: boo
     return cands
 
 
+def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None) -> tuple[list[int], np.ndarray]:
+    """All words found nothing: drop the most common words until something matches in ``base``.
+
+    Returns the clauses kept and the live slots matching all of them (filters aside: facets count
+    disjunctively). Word membership is a mask over the shard per clause; only survivors get scored."""
+    n = idx.n
+    live = idx.live[:n]
+    masks = []
+    for fps in plans:
+        m = np.zeros(n, dtype=bool)
+        for fp in fps:
+            for _, ps in fp.present:
+                m[ps[0].docs] = True
+        masks.append(m & live)
+    counts = [int(np.count_nonzero(m if base is None else m & base)) for m in masks]
+    kept = [i for i in range(len(plans)) if counts[i] > 0]
+    while kept:
+        both = masks[kept[0]].copy()
+        for i in kept[1:]:
+            both &= masks[i]
+        if (both if base is None else both & base).any():
+            return kept, np.flatnonzero(both).astype(np.int32)
+        kept.remove(max(kept, key=lambda i: (counts[i], i)))
+    return kept, _EMPTY_SLOTS
+
+
 def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) -> Scored:
     """Clause scores over ``cands`` (positions aligned with it), see the module docstring.
 
-    Work follows the candidates and the posting lists, never the shard size."""
+    Work follows the candidates and the posting lists, never the shard size.  When the candidates
+    are a large share of the shard, scores are accumulated by slot (no per-posting lookups) and
+    gathered at the candidates once per clause and field."""
     m = len(cands)
     out = Scored()
+    dense = m * 4 > idx.n
+    size = idx.n if dense else m
     s2c = idx.slot_positions()
-    s2c[cands] = np.arange(m, dtype=np.int32)
+    if not dense:
+        s2c[cands] = np.arange(m, dtype=np.int32)
     try:
         for fps in plans:
             total = np.zeros(m, dtype=np.float32)
@@ -381,31 +421,40 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) 
             for fp in fps:
                 lens = idx.lengths[fp.field]
                 avg = idx.avg_len(fp.field)
-                fs = np.zeros(m, dtype=np.float32)
+                fs = np.zeros(size, dtype=np.float32)
                 first = True
                 for a, ps in fp.present:
                     out.matched_terms.update(a.terms)
                     if len(ps) == 1:
                         p = ps[0]
-                        at, j = _locate(p.docs, cands, s2c)
-                        if not len(at):
-                            continue
-                        s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf * a.factor)
+                        if dense:
+                            at, s = p.docs, tf_norm(p, lens, avg) * np.float32(fp.idf * a.factor)
+                        else:
+                            at, j = _locate(p.docs, cands, s2c)
+                            if not len(at):
+                                continue
+                            s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf * a.factor)
                         if first:  # fs is all zeros: plain scatter
                             fs[at] = s
                         else:
                             fs[at] = np.maximum(fs[at], s)
                         first = False
                     else:  # multi-word synonym: every word in this field, mean of their scores
-                        acc = np.zeros(m, dtype=np.float32)
-                        cnt = np.zeros(m, dtype=np.int8)
+                        acc = np.zeros(size, dtype=np.float32)
+                        cnt = np.zeros(size, dtype=np.int8)
                         for p in ps:
-                            at, j = _locate(p.docs, cands, s2c)
-                            acc[at] += tf_norm(p, lens, avg)[j] * np.float32(fp.idf)
+                            if dense:
+                                at, s = p.docs, tf_norm(p, lens, avg) * np.float32(fp.idf)
+                            else:
+                                at, j = _locate(p.docs, cands, s2c)
+                                s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf)
+                            acc[at] += s
                             cnt[at] += 1
                         ok = cnt == len(ps)
                         np.maximum(fs, np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32), out=fs)
                         first = False
+                if dense and m != idx.n:  # (m == n: every slot is a candidate, in order)
+                    fs = fs[cands]
                 hit = fs > 0
                 if hit.any():
                     hits[fp.field] = hit
@@ -418,7 +467,8 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) 
             out.clause_scores.append(total)
             out.clause_field_hit.append(hits)
     finally:
-        s2c[cands] = -1
+        if not dense:
+            s2c[cands] = -1
     return out
 
 
