@@ -302,8 +302,9 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict]) 
             if not present:
                 continue
             singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
+            # posting lists still hold deleted docs until compaction: df never above the live count
             max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
-            fps.append(FieldPlan(fname, float(fcfg.get("weight", 1)), _idf(n_live, max_df), present))
+            fps.append(FieldPlan(fname, float(fcfg.get("weight", 1)), _idf(n_live, min(max_df, n_live)), present))
         plans.append(fps)
     return plans
 
