@@ -113,9 +113,13 @@ def load(url: str, headers: dict[str, str], queries: list[str], clients: int, se
 
 
 def report(name: str, result: dict[str, Any]) -> str:
-    rate = result["count"] / result["elapsed"] if result["elapsed"] else 0.0
-    return (f"{name:44s} n={result['count']:6d}  {rate:7.0f}/s  p50 {result['p50']:6.2f} ms  "
+    """Searches/s counts answered searches only; any error (a 429 from the plan's quota, say) makes
+    the line invalid, since cheap refusals would flatter both throughput and latency."""
+    ok = result["count"] - result["errors"]
+    rate = ok / result["elapsed"] if result["elapsed"] else 0.0
+    line = (f"{name:44s} n={ok:6d}  {rate:7.0f}/s  p50 {result['p50']:6.2f} ms  "
             f"p95 {result['p95']:6.2f} ms  p99 {result['p99']:6.2f} ms  errors {result['errors']}")
+    return line + ("  INVALID: not every request was answered" if result["errors"] else "")
 
 
 def in_process_line(name: str, latencies: list[float]) -> str:

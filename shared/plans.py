@@ -35,7 +35,7 @@ PLANS: dict[str, PlanLimits] = {
     ),
     "pro": PlanLimits("pro", max_indices_per_project=50, max_documents_per_index=1_000_000, max_searches_per_second=250),
     "enterprise": PlanLimits(
-        "enterprise", max_indices_per_project=500, max_documents_per_index=50_000_000, max_searches_per_second=2_000
+        "enterprise", max_indices_per_project=500, max_documents_per_index=50_000_000, max_searches_per_second=20_000
     ),
 }
 

@@ -401,7 +401,7 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     return kept, _EMPTY_SLOTS
 
 
-def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) -> Scored:
+def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, dense: bool | None = None) -> Scored:
     """Clause scores over ``cands`` (positions aligned with it), see the module docstring.
 
     Work follows the candidates and the posting lists, never the shard size.  When the candidates
@@ -409,7 +409,8 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray) 
     gathered at the candidates once per clause and field."""
     m = len(cands)
     out = Scored()
-    dense = m * 4 > idx.n
+    if dense is None:
+        dense = m * 4 > idx.n
     size = idx.n if dense else m
     s2c = idx.slot_positions()
     if not dense:

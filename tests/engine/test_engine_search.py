@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from benchmarks.relevance import key_of, make_typo, model_query
@@ -319,3 +320,26 @@ def test_boosts_boost_filters_exclude_synonyms(tmp_path):
 def test_empty_query_matches_all_and_total(bestbuy, products):
     res = bestbuy.search({"q": "", "limit": 5})
     assert res["total"] == len(products) and len(res["hits"]) == 5 and not res["relaxed"]
+
+
+@pytest.mark.parametrize("q", ["samsung galaxy s7", "iphone 6s case", "cell phones", "usb cable", "insignia tv 32", "sony hedphones"])
+def test_candidate_scoring_paths_agree(bestbuy, q):
+    """Scores accumulated by slot (broad queries) and looked up per candidate (narrow ones) agree,
+    on the all-words candidates and on every clause's docs."""
+    from search_workers.engine.query import build_clauses, candidate_slots, plan_clauses, score_plans
+
+    mem = bestbuy._mem
+    plans = plan_clauses(mem, build_clauses(mem, q, {}, None, True), FIELDS)
+    union = candidate_slots(mem, plans, True)
+    in_all = union[np.logical_and.reduce([s > 0 for s in score_plans(mem, plans, union).clause_scores])]
+    assert np.array_equal(candidate_slots(mem, plans, False), in_all)
+    for any_clause in (False, True):
+        cands = candidate_slots(mem, plans, any_clause)
+        by_slot = score_plans(mem, plans, cands, dense=True)
+        by_lookup = score_plans(mem, plans, cands, dense=False)
+        assert len(by_slot.clause_scores) == len(plans)
+        for a, b in zip(by_slot.clause_scores, by_lookup.clause_scores, strict=True):
+            assert np.array_equal(a, b)
+        for a, b in zip(by_slot.clause_field_hit, by_lookup.clause_field_hit, strict=True):
+            assert a.keys() == b.keys() and all(np.array_equal(a[f], b[f]) for f in a)
+        assert (mem.slot_positions() == -1).all()  # the scratch map is left clean
