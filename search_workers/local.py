@@ -59,13 +59,14 @@ class LocalHost(BaseHost):
         # no timeout in-process: the thread can't be interrupted, and there is no other process to fail over to
         return await self._run(getattr(rep, method), *args)
 
-    def search_now(self, index_id: str, generation: int, query: dict) -> dict:
+    def search_now(self, index_id: str, generation: int, query: dict, wait: bool = True) -> dict:
         """The fan-out and merge of :meth:`search`, run on the calling thread.
 
         In-process every replica is always up, so there is nothing to fail over to; searching the
         shards one after the other on one thread saves the hops between the event loop and the pool,
         which cost more than the searches themselves on a small machine. Per shard, the replica that
-        holds the most changes answers (round-robin among equals).
+        holds the most changes answers (round-robin among equals). ``wait=False``: raise
+        :class:`ShardBusy` rather than wait for a shard whose memory is being updated.
         """
         spec = self._specs.get((index_id, generation))
         if spec is None:
@@ -82,7 +83,7 @@ class LocalHost(BaseHost):
                 raise ShardNotOpen(f"{index_id}/g{generation}/s{shard_no} is not open on this host")
             seqs = [rep.applied_seq() for rep in live]
             best = max(seqs)
-            answer = live[seqs.index(best)].search(sq)
+            answer = live[seqs.index(best)].search(sq, wait)
             self._note_seq(index_id, generation, shard_no, int(answer.get("appliedSeq", 0)))
             stale = stale or best < self._seen.get((index_id, generation, shard_no), 0)
             answers.append(answer)

@@ -87,10 +87,10 @@ class ShardReplica:
     def applied_seq(self) -> int:
         return self._applied(self._engine())
 
-    def search(self, query: dict) -> dict:
+    def search(self, query: dict, wait: bool = True) -> dict:
         """The engine's answer plus ``appliedSeq`` (so a caller can spot a replica that is behind)."""
         e = self._engine()
-        answer = e.search(query)
+        answer = e.search(query, wait)
         answer["appliedSeq"] = self._applied(e)
         return answer
 

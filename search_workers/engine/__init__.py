@@ -4,6 +4,6 @@ Public API: :class:`ShardEngine`, :class:`EngineError`, :class:`MappingError`.
 """
 
 from .engine import ShardEngine
-from .errors import EngineError, MappingError
+from .errors import EngineError, MappingError, ShardBusy
 
-__all__ = ["ShardEngine", "EngineError", "MappingError"]
+__all__ = ["ShardEngine", "EngineError", "MappingError", "ShardBusy"]

@@ -95,7 +95,7 @@ from whoosh.query import Every
 from whoosh.system import pack_uint
 
 from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
-from .errors import EngineError
+from .errors import EngineError, ShardBusy
 from .mapping import compile_mapping, validate_mapping
 from .memindex import MemIndex, keyword_values, text_of
 from .persist import get_persister, persist_mode
@@ -624,10 +624,16 @@ class ShardEngine:
         """Rough size of the in-memory structures (for monitoring)."""
         return self._mem.memory_bytes()
 
-    def search(self, query: dict) -> dict:
-        with self._lock:
+    def search(self, query: dict, wait: bool = True) -> dict:
+        """The answer to ``query``; with ``wait=False``, :class:`ShardBusy` instead of waiting for
+        a batch being applied to memory (a caller on an event loop retries on a thread)."""
+        if not self._lock.acquire(blocking=wait):
+            raise ShardBusy(str(self.path))
+        try:
             self._check_open()
             return self._search(query or {})
+        finally:
+            self._lock.release()
 
     # ------------------------------------------------------------------ search
     def _search(self, query: dict) -> dict:

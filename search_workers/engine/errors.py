@@ -19,6 +19,10 @@ class EngineError(Exception):
         return (self.__class__, (self.message, self.code, self.details))
 
 
+class ShardBusy(Exception):
+    """A search asked not to wait found the shard's memory being updated (``search(wait=False)``)."""
+
+
 class MappingError(EngineError):
     """Invalid mapping or language. ``details`` is a list of ``{"path", "message"}``."""
 

@@ -237,3 +237,43 @@ async def test_search_now_answers_like_the_async_fan_out(hosts, query):
     assert now["total"] == expected["total"] and now["facets"] == expected["facets"]
     with pytest.raises(ShardNotOpen):
         sharded.search_now("idx_missing", 1, query)
+
+
+async def test_a_busy_shard_is_waited_for_on_a_thread_not_on_the_loop(hosts, tmp_path):
+    """While a shard's memory is being updated, ``search_now(wait=False)`` refuses at once and the
+    bridge waits on a thread: the event loop keeps running, and the answer is the full one."""
+    from control_plane.index.shards import ShardBridge
+    from search_workers.engine import ShardBusy
+
+    sharded, _ = hosts
+    query = {"q": "red", "limit": 10}
+    expected = sharded.search_now("idx_a", 1, query)
+    engines = [sharded._replicas[("idx_a", 1, 1, r)].engine for r in (0, 1)]  # both replicas of shard 1
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with engines[0]._lock, engines[1]._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    bridge = ShardBridge(Settings(data_dir=tmp_path / "bridge"), host=sharded)
+    try:
+        with pytest.raises(ShardBusy):
+            sharded.search_now("idx_a", 1, query, wait=False)
+        pending = asyncio.ensure_future(bridge.search("idx_a", 1, query))
+        ticks = 0
+        for _ in range(5):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not pending.done() and ticks == 5  # the loop ran while the search waited
+        release.set()
+        answer = await asyncio.wait_for(pending, 10)
+        assert [h["id"] for h in answer["hits"]] == [h["id"] for h in expected["hits"]]
+        assert answer["total"] == expected["total"]
+    finally:
+        release.set()
+        holder.join(5)
+        bridge._waiters.shutdown(wait=True)
