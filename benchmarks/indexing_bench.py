@@ -118,7 +118,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
     time.sleep(5.0)  # the old generation is dropped a few seconds after the swap
     rss_now = tree_rss(server.pid)
     print(f"SERVER RSS: {rss_now / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
-          f"{peak[0] / 2**30:.2f} GiB peak during reindex (target < 1.5 GiB)")
+          f"{peak[0] / 2**30:.3f} GiB peak during reindex (target < 1.5 GiB)")
     return 0 if not failures and result["status"] == "succeeded" else 1
 
 

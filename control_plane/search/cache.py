@@ -6,6 +6,7 @@ Keys hold the index's epoch (bumped when shards reflect a task or configuration 
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -25,7 +26,8 @@ class AnswerCache:
 
     @staticmethod
     def key(*parts: Any) -> bytes:
-        return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+        """A 128-bit digest of the parts (orjson's own output would hold a 4 KiB buffer per entry)."""
+        return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
     def get(self, key: bytes) -> tuple[bytes, int] | None:
         """The cached answer body (without its closing brace) and its total."""

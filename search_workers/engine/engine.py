@@ -97,7 +97,7 @@ from whoosh.system import pack_uint
 from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
 from .errors import EngineError, ShardBusy
 from .mapping import compile_mapping, validate_mapping
-from .memindex import MemIndex, keyword_values, text_of
+from .memindex import MemIndex, exact_bytes, keyword_values, text_of
 from .persist import get_persister, persist_mode
 from .query import (
     PROXIMITY_BONUS,
@@ -512,7 +512,7 @@ class ShardEngine:
                     doc_id = str(c["id"])
                     doc = dict(c.get("doc") or {})
                     doc.setdefault(self.id_field, c["id"])
-                    final[doc_id] = (doc, orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS), {})
+                    final[doc_id] = (doc, exact_bytes(orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)), {})
                 elif op == "delete":
                     final[str(c["id"])] = None
                 else:

@@ -314,3 +314,20 @@ def test_inline_persistence(tmp_path, monkeypatch):
     e2 = ShardEngine(tmp_path / "shard", SMALL)
     assert e2.applied_seq == 3 and e2.doc_count == 1
     e2.close()
+
+
+def test_stored_documents_cost_their_size_not_a_json_buffer(tmp_path):
+    """orjson's output keeps its 4 KiB buffer; documents held in memory are exact copies."""
+    import tracemalloc
+
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    docs = [{"title": f"widget {i} blue", "price": i} for i in range(2000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        e.apply([{"seq": i + 1, "op": "upsert", "id": str(i), "doc": d} for i, d in enumerate(docs)])
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        e.close()
+    assert grown / len(docs) < 3000  # about 1.8 KB; 5.8 KB when each kept its JSON buffer
