@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -253,6 +254,21 @@ def authenticate(request: Request, runtime: RuntimeDep, db: SessionDep) -> Princ
 CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
 
 
+async def request_principal(runtime: Runtime, request: Request) -> Principal:
+    """:func:`authenticate` for hot routes, without a request-scoped session: API keys come from
+    the key cache on the event loop (as on the storefront), session tokens from the thread pool."""
+    cached = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    token = bearer_token(request)
+    if token.startswith((SECRET_KEY_PREFIX, PUBLIC_KEY_PREFIX)):
+        principal = principal_from_token(runtime, None, token)
+    else:
+        principal = await run_in_threadpool(principal_from_token, runtime, None, token)
+    request.state.principal = principal
+    return principal
+
+
 def _reject_public_key(principal: Principal) -> None:
     if principal.kind == "public_key":
         raise forbidden("Public keys work only on the storefront search and suggest routes")
@@ -427,6 +443,7 @@ __all__ = [
     "access_for_key_project",
     "forbid_impersonation",
     "project_access",
+    "request_principal",
     "revoke_family",
     "revoke_key",
     "storefront_principal",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from sqlalchemy import select
 
 from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
-from control_plane.deps import SessionDep
+from control_plane.deps import RuntimeDep, SessionDep
+from control_plane.epochs import bump_index_epoch
+from control_plane.index.models import Index
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
 from control_plane.org.wire import COMMON_ERRORS, error_responses
 from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
+from control_plane.project.models import Project
 
 router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
 
@@ -28,9 +32,16 @@ def get_org(access: OrgMember, db: SessionDep) -> OrgOut:
 
 
 @router.put("/orgs/{org_id}/plan", summary="Change the organization's plan")
-def change_plan(body: PlanIn, access: OrgOwner, db: SessionDep) -> OrgOut:
+def change_plan(body: PlanIn, access: OrgOwner, db: SessionDep, runtime: RuntimeDep) -> OrgOut:
     forbid_impersonation(access.principal, "Changing the plan")
-    return OrgOut.model_validate(service.change_plan(db, access.org_id, access.role, body.plan))
+    org = OrgOut.model_validate(service.change_plan(db, access.org_id, access.role, body.plan))
+    db.commit()
+    # searches resolve their plan's quota once per index epoch: move the epochs of the org's indices
+    index_ids = db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
+                           .where(Project.org_id == access.org_id))
+    for index_id in index_ids:
+        bump_index_epoch(runtime.state, index_id)
+    return org
 
 
 @router.get("/orgs/{org_id}/members", summary="List members")

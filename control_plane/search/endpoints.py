@@ -1,23 +1,18 @@
-"""The secret search route (spec 4.5): search an index by id with a saved profile, an inline one, or defaults."""
+"""The secret route (spec 4.5): search an index by id with a saved profile, an inline one, or defaults."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 
-from control_plane.access import IndexRead
-from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.index.service import get_index
+from control_plane.access import request_principal
+from control_plane.deps import RuntimeDep
 from control_plane.search.profile_query import SearchRequest
-from control_plane.search.service import Resolved, resolve_for_index, run_search, wants_fresh
+from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
 
 router = APIRouter(tags=["search"])
-
-
-def resolved_search(body: SearchRequest, access: IndexRead, db: SessionDep, runtime: RuntimeDep) -> Resolved:
-    """Database work of a search, in the thread pool: the index and the profile settings."""
-    return resolve_for_index(runtime, db, get_index(db, access, access.index_id), body)
 
 
 @router.post(
@@ -25,10 +20,11 @@ def resolved_search(body: SearchRequest, access: IndexRead, db: SessionDep, runt
     summary="Search an index (members, secret keys); `profileKey` picks a saved profile, `profile` tries settings",
     responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
 )
-async def search(
-    body: SearchRequest,
-    request: Request,
-    runtime: RuntimeDep,
-    resolved: Annotated[Resolved, Depends(resolved_search)],
-) -> Any:
+async def search(project_id: str, index_id: str, body: SearchRequest, request: Request, runtime: RuntimeDep) -> Any:
+    """A shop's server searching with its secret key repeats the same resolution: it is cached per
+    index epoch, so the hot path touches no database (as the storefront's)."""
+    principal = await request_principal(runtime, request)
+    resolved = cached_for_key(runtime, principal, project_id, index_id, body)
+    if resolved is None:
+        resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
     return await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers))

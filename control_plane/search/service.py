@@ -19,9 +19,11 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from starlette.responses import Response
 
+from control_plane.access import Principal, project_access
 from control_plane.epochs import index_epoch
 from control_plane.index.lifecycle import get_bridge
 from control_plane.index.models import Index
+from control_plane.index.service import get_index
 from control_plane.org.models import Organization
 from control_plane.profile.models import Profile
 from control_plane.profile.schemas import ProfileSettings
@@ -139,6 +141,44 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
         loaded = replace(loaded, epoch=index_epoch(runtime.state, loaded.index.id))
     state.remember_profile(profile_key, loaded)
     return loaded
+
+
+def _secret_cache_key(index_id: str, body: SearchRequest) -> str | None:
+    """Saved-profile and default searches are cached per index; inline profiles are re-validated."""
+    if body.profile is not None:
+        return None
+    return f"secret|{index_id}|{body.profile_key or ''}"
+
+
+def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, index_id: str,
+                   body: SearchRequest) -> Resolved | None:
+    """The secret route's resolution without the database: a secret key of this project (and of
+    this index, when scoped) asking what was resolved at the index's current epoch.
+
+    Anything else (signed-in users, other projects, first searches, inline profiles) returns None
+    and goes through :func:`resolve_secret`, which applies every access rule."""
+    if principal.kind != "secret_key" or principal.key is None or principal.key.project_id != project_id:
+        return None
+    if principal.key.index_id not in (None, index_id):
+        return None
+    key = _secret_cache_key(index_id, body)
+    cached = search_runtime(runtime).cached_profile(key) if key is not None else None
+    if cached is None or cached.project_id != project_id or cached.epoch != index_epoch(runtime.state, index_id):
+        return None
+    return cached
+
+
+def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, index_id: str,
+                   body: SearchRequest) -> Resolved:
+    """Access rules (label "index read") and resolution through the database (thread pool)."""
+    with runtime.sessions() as db:
+        access = project_access(db, principal, project_id, write=False)
+        epoch = index_epoch(runtime.state, index_id)  # before reading: a change after it re-resolves
+        resolved = resolve_for_index(runtime, db, get_index(db, access, index_id), body)
+    key = _secret_cache_key(index_id, body)
+    if key is not None:
+        search_runtime(runtime).remember_profile(key, replace(resolved, epoch=epoch))
+    return resolved
 
 
 def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchRequest) -> Resolved:

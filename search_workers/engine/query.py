@@ -1,5 +1,12 @@
 """Vectorised query evaluation over :class:`MemIndex` (no per-document Python loops).
 
+Evaluation follows the matches, not the shard: :func:`plan_clauses` finds each clause's posting
+lists per field, :func:`candidate_slots` takes the rarest clause's docs and keeps those every
+other clause has (binary search of few candidates in long lists, a slot map otherwise, masks for
+broad words), and :func:`score_plans` scores only those candidates. When all words find nothing,
+:func:`relax_clauses` decides which words to drop on membership masks and only the survivors are
+scored.
+
 Scoring (per shard, comparable across shards, see ``engine.py``):
 
 * the query text is cut into atoms (``analysis.QueryAtom``); each atom is a *clause*.

@@ -64,6 +64,10 @@ def test_search_bad_input_and_access(app, client):
 
 def test_reindex_while_searching_never_fails(app, client):
     tenant, index = _setup(app, client, n=300, shards=2)
+    # three searchers in a loop outrun the free plan's searches per second: this is about reindexing
+    plan = client.put(f"/v1/orgs/{tenant.account.org_id}/plan", json={"plan": "enterprise"},
+                      headers={"Authorization": f"Bearer {tenant.account.token}"})
+    assert plan.status_code == 200, plan.text
     failures, answers = [], []
     stop = threading.Event()
 
@@ -86,3 +90,41 @@ def test_reindex_while_searching_never_fails(app, client):
         for t in threads:
             t.join()
     assert answers and not failures
+
+
+def test_secret_search_resolution_is_cached_but_never_stale(app, client):
+    """A secret key's repeated searches skip the database, yet every access rule and every change
+    (profile saved, plan changed, index deleted) applies at once."""
+    tenant, index = _setup(app, client, n=40)
+    url = tenant.url(index["id"], "/search")
+    assert search(client, tenant, index["id"], q="phone")["total"] == 20  # resolves and caches
+    # other callers never ride on that cache entry
+    other = make_tenant(app)
+    assert client.post(url, json={"q": "x"}, headers=other.headers).status_code == 404
+    second = create_index(client, tenant, name="second")
+    scoped = bearer(make_key(app, tenant.project_id, access="read", index_id=second["id"]))
+    assert client.post(url, json={"q": "x"}, headers=scoped).status_code == 404
+    public = bearer(make_key(app, tenant.project_id, key_type="public", allowed_origins=["https://shop.example"]))
+    assert client.post(url, json={"q": "x"}, headers=public).status_code == 403
+    assert client.post(tenant.url(second["id"], "/search").replace(tenant.project_id, other.project_id),
+                       json={"q": "x"}, headers=tenant.headers).status_code == 404
+    # a saved profile: its settings change what the cached resolution answers
+    profile = client.post(tenant.url(index["id"], "/profiles"), headers=tenant.headers,
+                          json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 5}).json()
+    assert len(client.post(url, json={"q": "phone", "profileKey": profile["profileKey"]},
+                           headers=tenant.headers).json()["hits"]) == 5
+    changed = client.put(tenant.url(index["id"], f"/profiles/{profile['id']}"), headers=tenant.headers,
+                         json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 3})
+    assert changed.status_code == 200, changed.text
+    assert len(client.post(url, json={"q": "phone", "profileKey": profile["profileKey"]},
+                           headers=tenant.headers).json()["hits"]) == 3
+    # the plan's quota applies from the next search: the free plan allows 100 in 10 seconds
+    assert search(client, tenant, index["id"], q="phone")["total"] == 20  # cached under the free plan
+    owner = {"Authorization": f"Bearer {tenant.account.token}"}
+    assert client.put(f"/v1/orgs/{tenant.account.org_id}/plan", json={"plan": "enterprise"}, headers=owner).status_code == 200
+    statuses = [client.post(url, json={"q": "phone"}, headers=tenant.headers).status_code for _ in range(110)]
+    assert statuses.count(429) == 0
+    # a deleted index is gone at once
+    assert client.delete(tenant.url(index["id"]), headers=tenant.headers).status_code == 204
+    gone = client.post(url, json={"q": "phone"}, headers=tenant.headers)
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "NOT_FOUND"
