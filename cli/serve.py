@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -26,4 +27,9 @@ def serve(
     if workers > 1:
         uvicorn.run("control_plane.app:create_app", factory=True, host=host, port=port, workers=workers)
     else:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())
+        app = create_app(settings)
+        # Everything imported and built so far lives as long as the process: out of the garbage
+        # collector's full passes, which otherwise rescan it every few seconds under indexing.
+        gc.collect()
+        gc.freeze()
+        uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())

@@ -199,7 +199,9 @@ class MemIndex:
         # term dictionary
         self.term_df: dict[str, int] = {}
         self.sorted_terms: list[str] = []
-        self.del_index: dict[str, list[str]] = {}
+        # deletion key -> term(s); a str or a tuple, never a list: a shard holds ~70k of them, and
+        # lists would be tracked by the garbage collector (a full pass took 350 ms per reindex step)
+        self.del_index: dict[str, str | tuple[str, ...]] = {}
         self.surfaces: dict[str, str] = {}  # unstemmed word -> its term (typo matching)
         self._seen_chunks: set[str] = set()
         self._touched: set[tuple[str, str]] = set()
@@ -362,11 +364,13 @@ class MemIndex:
         if len(term) >= 3 and not term.isdigit():
             di = self.del_index
             for key in {term} | {term[:i] + term[i + 1:] for i in range(len(term))}:
-                lst = di.get(key)
-                if lst is None:
-                    di[key] = [term]
+                cur = di.get(key)
+                if cur is None:
+                    di[key] = term
+                elif isinstance(cur, str):
+                    di[key] = (cur, term)
                 else:
-                    lst.append(term)
+                    di[key] = (*cur, term)
 
     def finalize(self) -> None:
         td = self.term_df

@@ -136,9 +136,13 @@ def _typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, i
             keys |= {d2 for d1 in _deletes(w) for d2 in _deletes(d1)}
         cands: set[str] = set()
         for k in keys:
-            lst = di.get(k)
-            if lst:
-                cands.update(lst)
+            found = di.get(k)
+            if found is None:
+                continue
+            if isinstance(found, str):
+                cands.add(found)
+            else:
+                cands.update(found)
         for c in cands:
             if c == w or c[0:1].isdigit() != w[0:1].isdigit():
                 continue
