@@ -269,6 +269,25 @@ async def request_principal(runtime: Runtime, request: Request) -> Principal:
     return principal
 
 
+def _check_index_read(runtime: Runtime, principal: Principal, project_id: str, index_id: str) -> None:
+    with runtime.sessions() as db:
+        project_access(db, principal, project_id, write=False).check_index(index_id)
+
+
+async def index_reader(project_id: str, index_id: str, request: Request, runtime: RuntimeDep) -> Principal:
+    """The label "index read" (as ``IndexRead``) for hot routes: a secret key of the project is
+    decided without the database; everyone else through :func:`project_access` in the thread pool.
+    As a dependency it answers 401/403/404 before the body is validated, like the other labels."""
+    principal = await request_principal(runtime, request)
+    key = principal.key
+    if principal.kind == "secret_key" and key is not None and key.project_id == project_id:
+        if key.index_id not in (None, index_id):
+            raise not_found("Index")
+        return principal
+    await run_in_threadpool(_check_index_read, runtime, principal, project_id, index_id)
+    return principal
+
+
 def _reject_public_key(principal: Principal) -> None:
     if principal.kind == "public_key":
         raise forbidden("Public keys work only on the storefront search and suggest routes")
@@ -442,6 +461,7 @@ __all__ = [
     "SignedIn",
     "access_for_key_project",
     "forbid_impersonation",
+    "index_reader",
     "project_access",
     "request_principal",
     "revoke_family",

@@ -56,6 +56,7 @@ def update_profile(
 ) -> Any:
     index = get_index(db, access, access.index_id)
     profile = service.update(db, access.project_id, index.id, index.mapping, profile_id, body)
+    db.commit()  # before the epoch moves: a search resolving in between must read the new settings
     bump_index_epoch(runtime.state, index.id)
     return service.to_out(profile)
 
@@ -64,5 +65,6 @@ def update_profile(
 def delete_profile(profile_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Response:
     get_index(db, access, access.index_id)
     service.delete(db, access.project_id, access.index_id, profile_id)
+    db.commit()  # before the epoch moves (see update_profile)
     bump_index_epoch(runtime.state, access.index_id)
     return Response(status_code=204)

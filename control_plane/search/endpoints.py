@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
-from control_plane.access import request_principal
+from control_plane.access import Principal, index_reader
 from control_plane.deps import RuntimeDep
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
@@ -20,10 +20,16 @@ router = APIRouter(tags=["search"])
     summary="Search an index (members, secret keys); `profileKey` picks a saved profile, `profile` tries settings",
     responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
 )
-async def search(project_id: str, index_id: str, body: SearchRequest, request: Request, runtime: RuntimeDep) -> Any:
+async def search(
+    project_id: str,
+    index_id: str,
+    body: SearchRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, Depends(index_reader)],
+) -> Any:
     """A shop's server searching with its secret key repeats the same resolution: it is cached per
     index epoch, so the hot path touches no database (as the storefront's)."""
-    principal = await request_principal(runtime, request)
     resolved = cached_for_key(runtime, principal, project_id, index_id, body)
     if resolved is None:
         resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)

@@ -57,24 +57,35 @@ class Resolved:
         return self.index.project_id
 
 
+class Resolutions:
+    """Resolved searches by key, each checked against its index's epoch by the caller."""
+
+    def __init__(self) -> None:
+        self._items: dict[Any, Resolved] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Resolved | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def put(self, key: Any, resolved: Resolved) -> None:
+        with self._lock:
+            if len(self._items) > 50_000:
+                self._items.clear()
+            self._items[key] = resolved
+
+
 class SearchRuntime:
-    """Per-process search state: caches and the event buffer."""
+    """Per-process search state: caches and the event buffer.
+
+    Storefront handles and secret-route resolutions live apart: a handle comes from a URL, so it
+    must never be able to name a secret-route entry (which carries no profile restrictions)."""
 
     def __init__(self) -> None:
         self.answers = AnswerCache()
         self.events = SearchEvents()
-        self._profiles: dict[str, Resolved] = {}
-        self._lock = threading.Lock()
-
-    def cached_profile(self, profile_key: str) -> Resolved | None:
-        with self._lock:
-            return self._profiles.get(profile_key)
-
-    def remember_profile(self, profile_key: str, resolved: Resolved) -> None:
-        with self._lock:
-            if len(self._profiles) > 50_000:
-                self._profiles.clear()
-            self._profiles[profile_key] = resolved
+        self.storefront = Resolutions()  # by profile handle
+        self.secret = Resolutions()  # by (index id, profile key or None)
 
 
 def search_runtime(runtime: Runtime) -> SearchRuntime:
@@ -106,7 +117,15 @@ def _searches_per_second(db: Any, project_id: str) -> int:
     return plan_limits(plan).max_searches_per_second
 
 
-def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolved | None:
+def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Resolved | None:
+    """The handle's resolution; ``epoch`` is read before the settings (here if not given), so a
+    change committed meanwhile is caught by the next request's epoch check."""
+    if epoch is None:
+        with runtime.sessions() as db:
+            index_id = db.scalar(select(Profile.index_id).where(Profile.profile_key == profile_key))
+        if index_id is None:
+            return None
+        epoch = index_epoch(runtime.state, index_id)
     with runtime.sessions() as db:
         profile = db.scalar(select(Profile).where(Profile.profile_key == profile_key))
         if profile is None:
@@ -119,7 +138,7 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolv
             settings=settings_of(profile),
             profile_id=profile.id,
             profile_version=profile.updated_at.isoformat(),
-            epoch=epoch_hint,
+            epoch=epoch,
             searches_per_second=_searches_per_second(db, index.project_id),
         )
 
@@ -127,27 +146,24 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch_hint: int) -> Resolv
 async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
     """The profile behind a storefront handle (404 when unknown), cached until its index's epoch moves."""
     state = search_runtime(runtime)
-    cached = state.cached_profile(profile_key)
+    cached = state.storefront.get(profile_key)
+    epoch = None
     if cached is not None:
         epoch = index_epoch(runtime.state, cached.index.id)
         if epoch == cached.epoch:
             return cached
-    else:
-        epoch = -1
     loaded = await run_in_threadpool(_load_profile, runtime, profile_key, epoch)
     if loaded is None:
         raise not_found("Search profile")
-    if epoch == -1:
-        loaded = replace(loaded, epoch=index_epoch(runtime.state, loaded.index.id))
-    state.remember_profile(profile_key, loaded)
+    state.storefront.put(profile_key, loaded)
     return loaded
 
 
-def _secret_cache_key(index_id: str, body: SearchRequest) -> str | None:
+def _secret_cache_key(index_id: str, body: SearchRequest) -> tuple[str, str | None] | None:
     """Saved-profile and default searches are cached per index; inline profiles are re-validated."""
     if body.profile is not None:
         return None
-    return f"secret|{index_id}|{body.profile_key or ''}"
+    return (index_id, body.profile_key)
 
 
 def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, index_id: str,
@@ -162,7 +178,7 @@ def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, inde
     if principal.key.index_id not in (None, index_id):
         return None
     key = _secret_cache_key(index_id, body)
-    cached = search_runtime(runtime).cached_profile(key) if key is not None else None
+    cached = search_runtime(runtime).secret.get(key) if key is not None else None
     if cached is None or cached.project_id != project_id or cached.epoch != index_epoch(runtime.state, index_id):
         return None
     return cached
@@ -175,9 +191,10 @@ def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, inde
         access = project_access(db, principal, project_id, write=False)
         epoch = index_epoch(runtime.state, index_id)  # before reading: a change after it re-resolves
         resolved = resolve_for_index(runtime, db, get_index(db, access, index_id), body)
+    resolved = replace(resolved, epoch=epoch)
     key = _secret_cache_key(index_id, body)
     if key is not None:
-        search_runtime(runtime).remember_profile(key, replace(resolved, epoch=epoch))
+        search_runtime(runtime).secret.put(key, resolved)
     return resolved
 
 

@@ -390,15 +390,27 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     """All words found nothing: drop the most common words until something matches in ``base``.
 
     Returns the clauses kept and the live slots matching all of them (filters aside: facets count
-    disjunctively). Word membership is a mask over the shard per clause; only survivors get scored."""
+    disjunctively). Word membership is a mask over the shard per clause, exactly the docs the
+    clause scores above zero in; only the survivors get scored."""
     n = idx.n
     live = idx.live[:n]
     masks = []
     for fps in plans:
         m = np.zeros(n, dtype=bool)
         for fp in fps:
+            if fp.weight <= 0:  # scores nothing, so matches nothing (see score_plans)
+                continue
             for _, ps in fp.present:
-                m[ps[0].docs] = True
+                if len(ps) == 1:
+                    m[ps[0].docs] = True
+                else:  # a multi-word synonym matches where every word is in this field
+                    every = np.zeros(n, dtype=bool)
+                    every[ps[0].docs] = True
+                    for p in ps[1:]:
+                        has = np.zeros(n, dtype=bool)
+                        has[p.docs] = True
+                        every &= has
+                    m |= every
         masks.append(m & live)
     counts = [int(np.count_nonzero(m if base is None else m & base)) for m in masks]
     kept = [i for i in range(len(plans)) if counts[i] > 0]

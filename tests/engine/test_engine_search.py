@@ -343,3 +343,14 @@ def test_candidate_scoring_paths_agree(bestbuy, q):
         for a, b in zip(by_slot.clause_field_hit, by_lookup.clause_field_hit, strict=True):
             assert a.keys() == b.keys() and all(np.array_equal(a[f], b[f]) for f in a)
         assert (mem.slot_positions() == -1).all()  # the scratch map is left clean
+
+
+def test_relaxation_counts_a_multi_word_synonym_only_where_all_its_words_are(tmp_path):
+    """"bravo" -> "xray yankee": a doc with only "xray" does not match "bravo", so "alpha bravo"
+    finds nothing with all words and drops "bravo" (not: keeps both and answers empty)."""
+    e = make(tmp_path, [{"id": "1", "title": "alpha xray"}, {"id": "2", "title": "bravo"},
+                        {"id": "3", "title": "charlie yankee"}])
+    res = e.search({"q": "alpha bravo", "synonyms": {"bravo": [["xray", "yankee"]]}, "fields": {"title": {"weight": 1}}})
+    assert (res["total"], ids(res), res["relaxed"], res["droppedWords"]) == (1, ["1"], True, ["bravo"])
+    both = e.search({"q": "alpha bravo", "synonyms": {"bravo": [["alpha", "xray"]]}, "fields": {"title": {"weight": 1}}})
+    assert (ids(both), both["relaxed"]) == (["1"], False)

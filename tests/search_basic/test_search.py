@@ -128,3 +128,57 @@ def test_secret_search_resolution_is_cached_but_never_stale(app, client):
     assert client.delete(tenant.url(index["id"]), headers=tenant.headers).status_code == 204
     gone = client.post(url, json={"q": "phone"}, headers=tenant.headers)
     assert gone.status_code == 404 and gone.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_storefront_handles_never_reach_secret_resolutions(app, client):
+    """A public key names its profile in the URL: no handle may hit what the secret route cached
+    (that resolution has no profile filters)."""
+    tenant, index = _setup(app, client, n=40)
+    public = bearer(make_key(app, tenant.project_id, key_type="public", allowed_origins=["https://shop.example"]))
+    headers = {**public, "Origin": "https://shop.example"}
+    assert search(client, tenant, index["id"], q="phone")["total"] == 20  # the secret route resolves
+    for handle in (index["id"], f"secret|{index['id']}|", f"secret%7C{index['id']}%7C", f"('{index['id']}', None)"):
+        response = client.post(f"/v1/search/{handle}", json={"q": "phone"}, headers=headers)
+        assert response.status_code == 404, handle
+
+
+def test_secret_search_refuses_callers_before_reading_the_body(app, client):
+    """As with every labelled route: 401 / 403 / 404 come before a bad body's 400."""
+    tenant, index = _setup(app, client, n=5)
+    url = tenant.url(index["id"], "/search")
+    bad = {"q": 5}
+    assert client.post(url, json=bad).status_code == 401
+    other = make_tenant(app)
+    assert client.post(url, json=bad, headers=other.headers).status_code == 404
+    public = bearer(make_key(app, tenant.project_id, key_type="public", allowed_origins=["https://shop.example"]))
+    assert client.post(url, json=bad, headers=public).status_code == 403
+    outsider = add_member(app, other.account, "member")
+    assert client.post(url, json=bad, headers=outsider.headers).status_code == 404
+    assert client.post(url, json=bad, headers=tenant.headers).status_code == 400
+
+
+def test_profile_changes_are_committed_before_the_epoch_moves(app, client, monkeypatch):
+    """A search resolving right after the epoch moved must read the new settings, else it would
+    cache the old ones under the new epoch."""
+    import control_plane.profile.endpoints as endpoints
+    from control_plane.profile.models import Profile
+    from tests.factories import runtime_of
+
+    tenant, index = _setup(app, client, n=5)
+    profile = client.post(tenant.url(index["id"], "/profiles"), headers=tenant.headers,
+                          json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 5}).json()
+    seen = []
+    real_bump = endpoints.bump_index_epoch
+
+    def bump(state, index_id):
+        with runtime_of(app).sessions() as db:  # another session: what a concurrent search reads
+            row = db.get(Profile, profile["id"])
+            seen.append(None if row is None else row.settings.get("perPage"))
+        return real_bump(state, index_id)
+
+    monkeypatch.setattr(endpoints, "bump_index_epoch", bump)
+    changed = client.put(tenant.url(index["id"], f"/profiles/{profile['id']}"), headers=tenant.headers,
+                         json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 3})
+    assert changed.status_code == 200
+    assert client.delete(tenant.url(index["id"], f"/profiles/{profile['id']}"), headers=tenant.headers).status_code == 204
+    assert seen == [3, None]
