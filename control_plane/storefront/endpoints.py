@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 
-from control_plane.access import access_for_key_project, storefront_principal
+from control_plane.access import Principal, access_for_key_project, storefront_principal
 from control_plane.deps import RuntimeDep
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
@@ -15,13 +15,23 @@ from shared.errors import ErrorCode, ServiceError
 router = APIRouter(tags=["storefront"])
 
 
+async def storefront_caller(request: Request, runtime: RuntimeDep) -> Principal:
+    """The key and origin, checked before the body (401/403 before 400), on the event loop."""
+    return storefront_principal(runtime, request)
+
+
 @router.post(
     "/search/{profile_key}",
     summary="Storefront search by profile handle (public key from an allowed origin, or a secret key)",
     responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
 )
-async def storefront_search(profile_key: str, body: SearchRequest, request: Request, runtime: RuntimeDep) -> Any:
-    principal = storefront_principal(runtime, request)
+async def storefront_search(
+    profile_key: str,
+    body: SearchRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, Depends(storefront_caller)],
+) -> Any:
     if body.profile is not None or body.profile_key is not None:
         raise ServiceError(
             ErrorCode.VALIDATION_ERROR,

@@ -174,3 +174,15 @@ def test_plan_search_rate_is_enforced(app, client, shop):
                       headers={"Authorization": f"Bearer {tenant.account.token}"})
     assert plan.status_code == 200, plan.text
     assert client.post(url, json={"q": "phone"}, headers=tenant.headers).status_code == 200
+
+
+def test_caller_is_refused_before_the_body_is_read(client, shop):
+    """No key, an unknown key or a disallowed origin is refused as such, whatever the body."""
+    _tenant, _index, profile, public = shop
+    url = f"/v1/search/{profile['profileKey']}"
+    bad = {"q": 5}
+    assert client.post(url, json=bad).status_code == 401
+    assert client.post(url, json=bad, headers=bearer("ss_pk_unknown")).status_code == 401
+    refused = client.post(url, json=bad, headers=bearer(public) | {"Origin": "https://evil.example"})
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "ORIGIN_NOT_ALLOWED"
+    assert client.post(url, json=bad, headers=bearer(public) | {"Origin": ORIGIN}).status_code == 400
