@@ -45,7 +45,8 @@ from benchmarks.common import (
 ORIGIN = "https://shop.example"
 
 
-async def _load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+async def _load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
+                extra: dict[str, Any]) -> dict[str, Any]:
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
@@ -58,7 +59,7 @@ async def _load(url: str, headers: dict[str, str], queries: list[str], clients: 
             cursor += 1
             started = time.perf_counter()
             try:
-                async with session.post(url, json={"q": q}, headers=headers) as response:
+                async with session.post(url, json={"q": q, **extra}, headers=headers) as response:
                     await response.read()
                     if response.status != 200:
                         errors.append(str(response.status))
@@ -74,11 +75,12 @@ async def _load(url: str, headers: dict[str, str], queries: list[str], clients: 
     return {"latencies": latencies, "errors": errors, "elapsed": elapsed}
 
 
-def _wrk(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+def _wrk(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
+         extra: dict[str, Any]) -> dict[str, Any]:
     """wrk (C, one thread) drives the load when installed: a Python client would eat the CPU it measures."""
     base, _, path = url.partition("/v1/")
     lua_headers = ", ".join(f'["{k}"]="{v}"' for k, v in {**headers, "Content-Type": "application/json"}.items())
-    bodies = ",\n".join(json.dumps(json.dumps({"q": q})) for q in queries)
+    bodies = ",\n".join(json.dumps(json.dumps({"q": q, **extra})) for q in queries)
     script = textwrap.dedent(f"""
         local bodies = {{{bodies}}}
         local i = 0
@@ -104,10 +106,12 @@ def _wrk(url: str, headers: dict[str, str], queries: list[str], clients: int, se
             "p50": float(fields[3]), "p95": float(fields[4]), "p99": float(fields[5])}
 
 
-def load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+def load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
+         extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Searches ``{"q": query, **extra}`` drawn in turn from ``queries``."""
     if shutil.which("wrk"):
-        return _wrk(url, headers, queries, clients, seconds)
-    result = asyncio.run(_load(url, headers, queries, clients, seconds))
+        return _wrk(url, headers, queries, clients, seconds, extra or {})
+    result = asyncio.run(_load(url, headers, queries, clients, seconds, extra or {}))
     lat = [x * 1000 for x in result["latencies"]]
     return {"count": len(lat), "elapsed": result["elapsed"], "errors": len(result["errors"]),
             "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99)}
@@ -174,6 +178,9 @@ def main() -> int:
         cold_cache()
         cached16 = load(url, headers, queries, 16, args.seconds)
         lines.append(report("service, realistic mix with cache, 16 clients", cached16))
+        secret = load(f"{server.base}{index_url}/search", {**tenant.headers, "Cache-Control": "no-cache"}, queries, 4,
+                      args.seconds, {"profileKey": profile["profileKey"]})
+        lines.append(report("secret route (same profile), uncached, 4 clients", secret))
         sent = min(len(queries), cached4["count"])
         lines.append(f"(the cache starts cold for each run; {len(set(queries[:sent]))} distinct queries among "
                      f"the first {sent} sent, so that share of the 4-client run had to be computed)")
