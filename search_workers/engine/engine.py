@@ -94,6 +94,7 @@ from whoosh import index as windex
 from whoosh.query import Every
 from whoosh.system import pack_uint
 
+from . import snapshot
 from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
 from .errors import EngineError, ShardBusy
 from .mapping import compile_mapping, validate_mapping
@@ -433,6 +434,12 @@ class ShardEngine:
         return whoosh_doc(self.fields, doc_id, doc, blob, analyzed)
 
     def _load(self) -> None:
+        with self._ix.searcher() as s:
+            meta = s.document(docid=META_ID)
+        seq = int(orjson.loads(meta["meta"]).get("appliedSeq", 0)) if meta else 0
+        if meta and snapshot.load(self.path, self._mem, seq, self.mapping, self.language):
+            self._applied_seq = seq
+            return
         stored_meta: dict | None = None
         docs: list[tuple[str, bytes]] = []
         with self._ix.searcher() as s:
@@ -616,6 +623,8 @@ class ShardEngine:
                     if self._persister is not None:
                         self._persister.release(self.path)
                         self._persisted_seq = self._applied_seq
+                    # every applied change is on disk now: the next open can skip the rebuild
+                    snapshot.save(self.path, self._mem, self._applied_seq, self.mapping, self.language)
                 finally:
                     with contextlib.suppress(Exception):
                         self._ix.close()

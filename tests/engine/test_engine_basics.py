@@ -331,3 +331,49 @@ def test_stored_documents_cost_their_size_not_a_json_buffer(tmp_path):
         tracemalloc.stop()
         e.close()
     assert grown / len(docs) < 3000  # about 1.8 KB; 5.8 KB when each kept its JSON buffer
+
+
+def test_a_cleanly_closed_shard_reopens_from_its_memory_snapshot(tmp_path, monkeypatch):
+    """No document is re-analysed when the snapshot matches; any mismatch rebuilds from Whoosh."""
+    import shutil
+
+    from search_workers.engine import snapshot
+    from search_workers.engine.memindex import MemIndex
+
+    docs = [{"id": str(i), "title": f"widget {i} {'red' if i % 2 else 'blue'}", "brand": f"b{i % 3}",
+             "price": float(i)} for i in range(60)]
+    query = {"q": "widget red", "facets": ["brand"], "sort": ["price:desc"], "limit": 5}
+    e = make(tmp_path, docs)
+    e.apply([{"seq": 61, "op": "delete", "id": "1"}])
+    before = e.search(query)
+    e.close()
+    path = tmp_path / "shard"
+    assert (path / snapshot.FILE).exists()
+    saved_at_61 = tmp_path / "snap61"
+    shutil.copy(path / snapshot.FILE, saved_at_61)
+
+    real_add = MemIndex.add
+    monkeypatch.setattr(MemIndex, "add", lambda *a, **k: pytest.fail("re-analysed a document"))
+    e = ShardEngine(path, SMALL)
+    assert e.applied_seq == 61 and e.search(query) == before and e.get("1") is None
+    monkeypatch.setattr(MemIndex, "add", real_add)
+    e.apply([{"seq": 62, "op": "upsert", "id": "x", "doc": {"title": "widget red new", "price": 999.0}}])
+    e.close()
+
+    # a crash after more changes: the snapshot is older than Whoosh, so the shard is rebuilt
+    shutil.copy(saved_at_61, path / snapshot.FILE)
+    e = ShardEngine(path, SMALL)
+    assert e.applied_seq == 62 and e.search(query)["hits"][0]["id"] == "x"
+    e.close()
+    # a damaged snapshot is ignored
+    (path / snapshot.FILE).write_bytes(b"not a pickle")
+    e = ShardEngine(path, SMALL)
+    assert e.applied_seq == 62 and e.search(query)["hits"][0]["id"] == "x"
+    e.close()
+    # another mapping: rebuilt (and the Whoosh index rewritten) whatever the snapshot says
+    wider = {**SMALL, "fields": {**SMALL["fields"], "price": {"type": "float", "filterable": True, "sortable": True}}}
+    e = ShardEngine(path, wider)
+    assert e.search({"q": "", "facets": ["brand"], "limit": 0})["total"] == 60
+    with pytest.raises(EngineError):
+        e.search({"q": "", "facets": ["price"]})
+    e.close()
