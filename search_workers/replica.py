@@ -128,15 +128,15 @@ class ShardReplica:
                     self._write_marker(through_seq)
             return self._applied(e)
 
-    def close(self) -> None:
+    def close(self, snapshot: bool = True) -> None:
         with self._lock:
             if self.engine is not None:
-                self.engine.close()
+                self.engine.close(snapshot)
                 self.engine = None
 
     def destroy(self) -> None:
-        """Close and delete the replica's files."""
-        self.close()
+        """Close and delete the replica's files (no memory snapshot: it would be deleted at once)."""
+        self.close(snapshot=False)
         with self._lock:
             shutil.rmtree(self.path, ignore_errors=True)
 

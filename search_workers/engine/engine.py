@@ -436,10 +436,15 @@ class ShardEngine:
     def _load(self) -> None:
         with self._ix.searcher() as s:
             meta = s.document(docid=META_ID)
-        seq = int(orjson.loads(meta["meta"]).get("appliedSeq", 0)) if meta else 0
-        if meta and snapshot.load(self.path, self._mem, seq, self.mapping, self.language):
+        info = orjson.loads(meta["meta"]) if meta else {}
+        seq = int(info.get("appliedSeq", 0))
+        # the snapshot must describe this very Whoosh state: same sequence, and Whoosh itself
+        # written for the mapping and language asked for (else the rewrite below must run)
+        on_disk_as_asked = info.get("mapping") == self.mapping and info.get("language") == self.language
+        if on_disk_as_asked and snapshot.load(self.path, self._mem, seq, self.mapping, self.language):
             self._applied_seq = seq
             return
+        snapshot.discard(self.path)
         stored_meta: dict | None = None
         docs: list[tuple[str, bytes]] = []
         with self._ix.searcher() as s:
@@ -614,8 +619,9 @@ class ShardEngine:
                     doc.pop(f, None)
             return doc
 
-    def close(self) -> None:
-        """Close the shard; waits until every applied change is committed to disk."""
+    def close(self, snapshot_memory: bool = True) -> None:
+        """Close the shard; waits until every applied change is committed to disk, then (unless
+        told not to: the shard is about to be deleted) saves the memory snapshot."""
         with self._write_lock, self._lock:
             if not self._closed:
                 self._closed = True
@@ -624,7 +630,8 @@ class ShardEngine:
                         self._persister.release(self.path)
                         self._persisted_seq = self._applied_seq
                     # every applied change is on disk now: the next open can skip the rebuild
-                    snapshot.save(self.path, self._mem, self._applied_seq, self.mapping, self.language)
+                    if snapshot_memory:
+                        snapshot.save(self.path, self._mem, self._applied_seq, self.mapping, self.language)
                 finally:
                     with contextlib.suppress(Exception):
                         self._ix.close()

@@ -3,18 +3,21 @@
 Rebuilding a :class:`MemIndex` re-reads and re-analyses every stored document (about 10 s per
 50,000 documents on the development machine). When a shard closes cleanly, every applied change
 is on disk, so the structures are pickled beside the Whoosh files, tagged with the applied
-sequence, the mapping and the language. Opening uses them only when all three still match what
-Whoosh holds; anything else (a crash after more changes, a mapping change, an older format, an
-unreadable file) falls back to the rebuild. The file is ours, in our data directory: it is
-trusted like the Whoosh files beside it.
+sequence, the mapping, the language and a hash of the code that builds them. Opening uses them
+only when all of it matches what Whoosh holds and what is asked for, and removes the file once
+read; anything else (a crash after more changes, a mapping change, other code, an unreadable
+file) falls back to the rebuild. A shard with many deleted documents or dead terms saves none,
+so it is rebuilt clean. The file is ours, in our data directory: trusted like the Whoosh files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import pickle
+from pathlib import Path
 from typing import Any
 
 from .memindex import MemIndex
@@ -22,13 +25,39 @@ from .memindex import MemIndex
 log = logging.getLogger("shopsearch.engine")
 
 FILE = "memory.snapshot"
-FORMAT = 1
+# worn-out dictionaries are rebuilt rather than carried across restarts (a rebuild drops the terms
+# and deletion keys of documents that are gone; a snapshot would keep them for ever)
+MAX_DEAD_SHARE = 0.2
+
+
+def _code_version() -> str:
+    """Structures built by other analysis or index code are not reused: the sources are hashed."""
+    from . import analysis, memindex
+
+    digest = hashlib.blake2b(digest_size=12)
+    for module in (analysis, memindex):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()
+
+
+FORMAT = _code_version()
 # rebuilt on demand, or tied to this process: never saved
 _TRANSIENT = ("fields", "analyzer", "expansion_cache", "_slot_pos", "_kw_rank")
 
 
+def worn(mem: MemIndex) -> bool:
+    """Many deleted documents or dead terms: better rebuilt from the stored documents."""
+    dead_slots = mem.n - mem.n_live
+    dead_terms = sum(1 for df in mem.term_df.values() if df <= 0)
+    return dead_slots > MAX_DEAD_SHARE * max(mem.n, 1) or dead_terms > MAX_DEAD_SHARE * max(len(mem.term_df), 1)
+
+
 def save(path: str, mem: MemIndex, seq: int, mapping: dict, language: str) -> None:
-    """Write the snapshot atomically (a temporary file renamed over the old one)."""
+    """Write the snapshot atomically (a temporary file renamed over the old one); a worn shard
+    gets none, so its next open rebuilds it clean."""
+    if worn(mem):
+        discard(path)
+        return
     state = {k: v for k, v in vars(mem).items() if k not in _TRANSIENT}
     header = {"format": FORMAT, "seq": seq, "mapping": mapping, "language": language}
     target = os.path.join(path, FILE)
@@ -46,7 +75,8 @@ def save(path: str, mem: MemIndex, seq: int, mapping: dict, language: str) -> No
 
 
 def load(path: str, mem: MemIndex, seq: int, mapping: dict, language: str) -> bool:
-    """Fill ``mem`` from the snapshot if it was taken at ``seq`` with this mapping and language."""
+    """Fill ``mem`` from the snapshot if it was taken at ``seq`` with this mapping, language and
+    code. The file is removed once read: from now on only a clean close vouches for the state."""
     target = os.path.join(path, FILE)
     if not os.path.exists(target):
         return False
@@ -60,6 +90,7 @@ def load(path: str, mem: MemIndex, seq: int, mapping: dict, language: str) -> bo
         log.warning("ignoring an unreadable memory snapshot in %s", path, exc_info=True)
         return False
     vars(mem).update(state)
+    discard(path)
     return True
 
 

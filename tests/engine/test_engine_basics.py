@@ -370,10 +370,31 @@ def test_a_cleanly_closed_shard_reopens_from_its_memory_snapshot(tmp_path, monke
     e = ShardEngine(path, SMALL)
     assert e.applied_seq == 62 and e.search(query)["hits"][0]["id"] == "x"
     e.close()
-    # another mapping: rebuilt (and the Whoosh index rewritten) whatever the snapshot says
-    wider = {**SMALL, "fields": {**SMALL["fields"], "price": {"type": "float", "filterable": True, "sortable": True}}}
-    e = ShardEngine(path, wider)
+    assert (path / snapshot.FILE).exists()
+    # another mapping: rebuilt (and the Whoosh index rewritten) whatever the snapshot says, and
+    # the snapshot of the old mapping is gone, even if this engine never closes cleanly
+    other = {**SMALL, "fields": {**SMALL["fields"], "price": {"type": "float", "filterable": True, "sortable": True}}}
+    e = ShardEngine(path, other)
+    assert not (path / snapshot.FILE).exists()
     assert e.search({"q": "", "facets": ["brand"], "limit": 0})["total"] == 60
     with pytest.raises(EngineError):
         e.search({"q": "", "facets": ["price"]})
+    e.close(snapshot_memory=False)  # as if it had crashed
+    e = ShardEngine(path, SMALL)  # back to the first mapping: rewritten again, and it works
+    e.apply([{"seq": 63, "op": "upsert", "id": "y", "doc": {"title": "widget", "brand": "b9", "price": 1.0}}])
+    assert e.search({"q": "", "facets": ["brand"], "limit": 0})["facets"]["brand"]["b9"] == 1
     e.close()
+
+
+def test_a_worn_shard_saves_no_snapshot_and_is_rebuilt_clean(tmp_path):
+    """After most documents are gone, the dictionary is full of dead terms: rebuild it on open."""
+    from search_workers.engine import snapshot
+
+    e = make(tmp_path, [{"id": str(i), "title": f"word{i} common"} for i in range(100)])
+    e.apply([{"seq": 101 + i, "op": "delete", "id": str(i)} for i in range(60)])
+    e.close()
+    assert not (tmp_path / "shard" / snapshot.FILE).exists()
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    assert e.search({"q": "common", "limit": 0})["total"] == 40 and "word5" not in e._mem.term_df
+    e.close()
+    assert (tmp_path / "shard" / snapshot.FILE).exists()  # clean now
