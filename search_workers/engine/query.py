@@ -433,7 +433,7 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
     m = len(cands)
     out = Scored()
     if dense is None:
-        dense = m * 4 > idx.n
+        dense = m * 16 > idx.n
     size = idx.n if dense else m
     s2c = idx.slot_positions()
     if not dense:
