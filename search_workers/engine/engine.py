@@ -84,7 +84,6 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -696,12 +695,12 @@ class ShardEngine:
             if operator == "or":
                 match = np.logical_or.reduce(cm)
             else:
-                match = _and_all(len(cands), cm)
+                match = and_masks(len(cands), cm)
                 inbase = None if base is None else base[cands]
-                if query.get("relax", True) and len(clauses) > 1 and not _and_all(len(cands), [match, inbase]).any():
+                if query.get("relax", True) and len(clauses) > 1 and not and_masks(len(cands), [match, inbase]).any():
                     kept, cands = relax_clauses(mem, plans, base)
                     sc = score_plans(mem, plans, cands)
-                    match = _and_all(len(cands), [sc.clause_scores[i] > 0 for i in kept])
+                    match = and_masks(len(cands), [sc.clause_scores[i] > 0 for i in kept])
                     if kept != list(range(len(clauses))):
                         relaxed = True
                         dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]
@@ -716,7 +715,7 @@ class ShardEngine:
                     hits = [sc.clause_field_hit[i].get(fname) for i in kept]
                     if any(h is None for h in hits):
                         continue
-                    allhit = _and_all(len(cands), hits)  # type: ignore[arg-type]
+                    allhit = and_masks(len(cands), hits)  # type: ignore[arg-type]
                     np.maximum(best, allhit * np.float32(float(fc.get("weight", 1)) / wmax), out=best)
                 score *= 1.0 + SAME_FIELD_BONUS * best
                 # proximity on a fixed-size window of the best candidates
@@ -933,15 +932,6 @@ class ShardEngine:
                 u, c = np.unique(col, return_counts=True)
                 out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
         return out
-
-
-def _and_all(m: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
-    """AND of boolean arrays of length ``m`` (``None`` entries skipped; none at all: all true)."""
-    out = np.ones(m, dtype=bool)
-    for x in masks:
-        if x is not None:
-            out &= x
-    return out
 
 
 def _is_whoosh_file(name: str) -> bool:

@@ -35,6 +35,7 @@ import bisect
 import heapq
 import html
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -363,13 +364,7 @@ def candidate_slots(idx: MemIndex, plans: list[list[FieldPlan]], any_clause: boo
     groups.sort(key=lambda g: sum(len(d) for d in g))
     n = idx.n
     if sum(len(d) for d in groups[0]) * 16 > n:  # broad words: masks over the shard
-        mask = idx.live[:n].copy()
-        for g in groups:
-            gm = np.zeros(n, dtype=bool)
-            for d in g:
-                gm[d] = True
-            mask &= gm
-        return np.flatnonzero(mask).astype(np.int32)
+        return np.flatnonzero(and_masks(n, [clause_mask(idx, fps) for fps in plans])).astype(np.int32)
     cands = _union(idx, groups[0])
     s2c = idx.slot_positions()
     for g in groups[1:]:
@@ -386,32 +381,34 @@ def candidate_slots(idx: MemIndex, plans: list[list[FieldPlan]], any_clause: boo
     return cands
 
 
+def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
+    """The live slots a clause scores above zero in (see :func:`score_plans`), as a mask."""
+    n = idx.n
+    m = np.zeros(n, dtype=bool)
+    for fp in fps:
+        if fp.weight <= 0:  # scores nothing, so matches nothing
+            continue
+        for _, ps in fp.present:
+            if len(ps) == 1:
+                m[ps[0].docs] = True
+            else:  # a multi-word synonym matches where every word is in this field
+                every = np.zeros(n, dtype=bool)
+                every[ps[0].docs] = True
+                for p in ps[1:]:
+                    has = np.zeros(n, dtype=bool)
+                    has[p.docs] = True
+                    every &= has
+                m |= every
+    return m & idx.live[:n]
+
+
 def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None) -> tuple[list[int], np.ndarray]:
     """All words found nothing: drop the most common words until something matches in ``base``.
 
     Returns the clauses kept and the live slots matching all of them (filters aside: facets count
     disjunctively). Word membership is a mask over the shard per clause, exactly the docs the
     clause scores above zero in; only the survivors get scored."""
-    n = idx.n
-    live = idx.live[:n]
-    masks = []
-    for fps in plans:
-        m = np.zeros(n, dtype=bool)
-        for fp in fps:
-            if fp.weight <= 0:  # scores nothing, so matches nothing (see score_plans)
-                continue
-            for _, ps in fp.present:
-                if len(ps) == 1:
-                    m[ps[0].docs] = True
-                else:  # a multi-word synonym matches where every word is in this field
-                    every = np.zeros(n, dtype=bool)
-                    every[ps[0].docs] = True
-                    for p in ps[1:]:
-                        has = np.zeros(n, dtype=bool)
-                        has[p.docs] = True
-                        every &= has
-                    m |= every
-        masks.append(m & live)
+    masks = [clause_mask(idx, fps) for fps in plans]
     counts = [int(np.count_nonzero(m if base is None else m & base)) for m in masks]
     kept = [i for i in range(len(plans)) if counts[i] > 0]
     while kept:
@@ -613,10 +610,12 @@ def compile_filters(idx: MemIndex, flt: dict | None, id_field: str) -> list[tupl
     return out
 
 
-def and_masks(n: int, masks: list[np.ndarray]) -> np.ndarray:
+def and_masks(n: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+    """AND of boolean arrays of length ``n`` (``None`` entries skipped; none at all: all true)."""
     m = np.ones(n, dtype=bool)
     for x in masks:
-        m &= x
+        if x is not None:
+            m &= x
     return m
 
 
