@@ -25,7 +25,7 @@ import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASET = Path(os.environ.get("SHOPSEARCH_DATASET", ROOT.parent / "shared" / "datasets" / "bestbuy"))
+DATASET = Path(os.environ.get("SHOPSEARCH_DATASET", ROOT / "shared" / "datasets" / "bestbuy"))
 PRODUCTS = DATASET / "products.json"
 QUERIES = DATASET / "queries.jsonl"
 PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -17,7 +17,7 @@ from pathlib import Path
 from locust import FastHttpUser, between, task
 
 QUERIES_FILE = Path(
-    os.environ.get("SHOPSEARCH_QUERIES", Path(__file__).resolve().parents[1].parent / "shared/datasets/bestbuy/queries.jsonl")
+    os.environ.get("SHOPSEARCH_QUERIES", Path(__file__).resolve().parents[1] / "shared/datasets/bestbuy/queries.jsonl")
 )
 
 
