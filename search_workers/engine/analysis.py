@@ -7,8 +7,9 @@ Tokenization keeps product codes and numbers findable in all their spellings:
   at letter/digit boundaries) and, when it has several parts, the *compound* (parts glued
   together).  ``"SM-G930"`` -> ``sm g930 g 930 smg930``; ``"iPhone8"`` -> ``iphone8 iphone 8``;
   ``"128GB"`` -> ``128gb 128 gb``.
-* every term is case-folded, alphabetic terms are stemmed with the index language's Snowball
-  stemmer, then accents are folded (``"Écrans"`` -> ``ecran``).
+* every term is case-folded, alphabetic terms are stemmed with the field's language's Snowball
+  stemmer (the field's ``analyzer``, else the index language; the ``plain`` analyzer does not
+  stem), then accents are folded (``"Écrans"`` -> ``ecran``).
 * nothing is dropped: no stop words, single letters and digits are real terms.
 
 At query time the text is cut into the same atoms, in order; adjacent atoms are also tried

@@ -72,9 +72,12 @@ Search request semantics (plain dict in, plain dict out)
 * ``changes`` given to ``apply`` must be sorted by ``seq``; changes at or below ``applied_seq``
   are skipped.  A document whose body lacks the id field gets it from the change's ``id``.
 
-Known gaps: per-field ``analyzer`` settings are accepted but every searchable field uses the
-index language's analysis; ``suggest`` is not used by the engine; no phrase/position data beyond
-the first 24 words of each field (used for the proximity bonus).
+* ``analyzer`` (mapping): a searchable field's own analysis - a language (its stemmer) or
+  ``plain`` (not stemmed) - instead of the index language's, for its postings, its Whoosh field,
+  its query clauses, proximity and highlighting.  One term dictionary serves every analysis.
+
+Known gaps: ``suggest`` is not used by the engine (the suggestion index reads it); no
+phrase/position data beyond the first 24 words of each field (used for the proximity bonus).
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ from whoosh.system import pack_uint
 from . import snapshot
 from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
 from .errors import EngineError, ShardBusy
-from .mapping import compile_mapping, validate_mapping
+from .mapping import analysis_of, compile_mapping, validate_mapping
 from .memindex import MemIndex, exact_bytes, keyword_values, text_of
 from .persist import get_persister, persist_mode
 from .query import (
@@ -420,8 +423,9 @@ class ShardEngine:
         s = wf.Schema(docid=wf.ID(stored=True, unique=True), src=wf.STORED(), meta=wf.STORED())
         for name, spec in self.fields.items():
             if spec.searchable:
-                # one analysis per index (the in-memory structures use the same); see known gaps
-                s.add("t_" + name, ShopText(analyzer=ShopTokenizer(self.language), phrase=False))  # type: ignore[arg-type]
+                # the field's analysis (the in-memory structures use the same)
+                tokenizer = ShopTokenizer(*analysis_of(spec.analyzer, self.language))
+                s.add("t_" + name, ShopText(analyzer=tokenizer, phrase=False))  # type: ignore[arg-type]
             if spec.needs_values and spec.type in ("keyword", "keyword[]"):
                 s.add("k_" + name, wf.KEYWORD(commas=True, lowercase=False, scorable=False))
         return s
@@ -684,10 +688,9 @@ class ShardEngine:
         relaxed = False
         dropped: list[str] = []
         matched_terms: set[str] = set()
-        clauses = build_clauses(mem, q, query.get("typo") or {}, query.get("synonyms"),
-                                allow_prefix=any(c.get("prefix", True) for c in fields_cfg.values())) if q.strip() else []
+        clauses, field_clauses = self._clauses(q, query, fields_cfg) if q.strip() else ([], {})
         if clauses:
-            plans = plan_clauses(mem, clauses, fields_cfg)
+            plans = plan_clauses(mem, clauses, fields_cfg, field_clauses)
             cands = candidate_slots(mem, plans, any_clause=operator == "or")
             sc = score_plans(mem, plans, cands)
             cm = [s > 0 for s in sc.clause_scores]
@@ -778,7 +781,7 @@ class ShardEngine:
             for f in hl_fields:
                 v = doc.get(f)
                 if v is not None:
-                    hl[f] = highlight_text(mem, v, matched_terms)
+                    hl[f] = highlight_text(mem, v, matched_terms, f)
             out_doc = {k2: v2 for k2, v2 in doc.items() if k2 not in self._retrievable_drop}
             if retrieve is not None:
                 keep = set(retrieve) | {self.id_field}
@@ -787,6 +790,22 @@ class ShardEngine:
             hit_list.append({"id": mem.ids[slot], "score": slot_score, "document": out_doc,
                              "highlights": hl, "sortValues": sv})
         return {"total": total, "hits": hit_list, "facets": facets_out, "relaxed": relaxed, "droppedWords": dropped}
+
+    def _clauses(self, q: str, query: dict, fields_cfg: dict[str, dict]) -> tuple[list, dict[str, list]]:
+        """The query's clauses in the index language, and per queried field whose analyzer
+        differs, the clauses as that analyzer reads the query (built once per analyzer)."""
+        mem = self._mem
+        args = (query.get("typo") or {}, query.get("synonyms"), any(c.get("prefix", True) for c in fields_cfg.values()))
+        clauses = build_clauses(mem, q, *args)
+        by_an: dict[int, list] = {id(mem.analyzer): clauses}
+        field_clauses: dict[str, list] = {}
+        for fname in fields_cfg:
+            an = mem.field_an[fname]
+            if an is not mem.analyzer:
+                if id(an) not in by_an:
+                    by_an[id(an)] = build_clauses(mem, q, *args, an=an)
+                field_clauses[fname] = by_an[id(an)]
+        return clauses, field_clauses
 
     def _boost_factor(self, boosts: list[dict]) -> np.ndarray:
         """``1 + sum(weight * modifier(value))`` per slot, cached until the shard changes."""

@@ -12,7 +12,12 @@ FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keywor
 NUMERIC_TYPES = ("integer", "float", "date")
 _FLAGS = ("searchable", "filterable", "facetable", "sortable", "retrievable", "suggest")
 _KNOWN_KEYS = set(_FLAGS) | {"type", "analyzer"}
-_ANALYZERS = ("standard", "keyword", "none", "default") + LANGUAGES
+# A field's analyzer overrides the index language for that field, when indexing and querying:
+# one of the languages (that language's stemmer) or PLAIN (words case- and accent-folded, never
+# stemmed: brand names, codes, a field in several languages).
+PLAIN = "plain"
+ANALYZERS = LANGUAGES + (PLAIN,)
+SEARCHABLE_TYPES = ("text", "keyword", "keyword[]")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 
 
@@ -40,6 +45,13 @@ class FieldSpec:
     def needs_values(self) -> bool:
         """Whether the field needs a filter/facet/sort column."""
         return self.filterable or self.facetable or self.sortable
+
+
+def analysis_of(analyzer: str | None, language: str) -> tuple[str, bool]:
+    """(language, stem) of a field's analysis: its own analyzer, else the index language."""
+    if analyzer == PLAIN:
+        return PLAIN, False
+    return analyzer or language, True
 
 
 def validate_mapping(mapping: dict, language: str) -> None:
@@ -74,19 +86,22 @@ def validate_mapping(mapping: dict, language: str) -> None:
         for flag in _FLAGS:
             if flag in spec and not isinstance(spec[flag], bool):
                 errors.append({"path": f"{base}.{flag}", "message": "must be a boolean"})
-        if "analyzer" in spec and spec["analyzer"] is not None and spec["analyzer"] not in _ANALYZERS:
-            errors.append({"path": f"{base}.analyzer", "message": f"analyzer must be one of {', '.join(_ANALYZERS)}"})
+        if "analyzer" in spec and spec["analyzer"] is not None and spec["analyzer"] not in ANALYZERS:
+            errors.append({"path": f"{base}.analyzer", "message": f"analyzer must be one of {', '.join(ANALYZERS)}"})
         if ftype in FIELD_TYPES:
-            if spec.get("searchable") and ftype not in ("text", "keyword", "keyword[]"):
+            if spec.get("searchable") and ftype not in SEARCHABLE_TYPES:
                 errors.append({"path": f"{base}.searchable", "message": f"a {ftype} field cannot be searchable"})
             if spec.get("sortable") and ftype in ("keyword[]",):
                 errors.append({"path": f"{base}.sortable", "message": "a keyword[] field cannot be sortable"})
             if spec.get("facetable") and ftype == "text":
                 errors.append({"path": f"{base}.facetable", "message": "a text field cannot be facetable; use keyword"})
-            if spec.get("suggest") and ftype not in ("text", "keyword", "keyword[]"):
+            if spec.get("suggest") and ftype not in SEARCHABLE_TYPES:
                 errors.append({"path": f"{base}.suggest", "message": f"a {ftype} field cannot feed suggestions"})
-            if "analyzer" in spec and ftype not in ("text", "keyword", "keyword[]"):
+            # the analyzer governs how a field is searched: anywhere else it would do nothing
+            if spec.get("analyzer") in ANALYZERS and ftype not in SEARCHABLE_TYPES:
                 errors.append({"path": f"{base}.analyzer", "message": f"a {ftype} field has no analyzer"})
+            elif spec.get("analyzer") in ANALYZERS and spec.get("searchable") is not True:
+                errors.append({"path": f"{base}.analyzer", "message": "an analyzer needs searchable: true"})
     if isinstance(id_field, str) and id_field in fields:
         ftype = fields[id_field].get("type") if isinstance(fields[id_field], dict) else None
         if ftype not in (None, "keyword"):

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .analysis import CHUNK_RE, TextAnalyzer
-from .mapping import FieldSpec
+from .analysis import CHUNK_RE, TextAnalyzer, get_analyzer
+from .mapping import FieldSpec, analysis_of
 
 
 class Postings:
@@ -169,8 +169,11 @@ def exact_bytes(data: bytes) -> bytes:
 class MemIndex:
     def __init__(self, fields: dict[str, FieldSpec], analyzer: TextAnalyzer) -> None:
         self.fields = fields
-        self.analyzer = analyzer
+        self.analyzer = analyzer  # the index language's
         self.searchable = [f for f, s in fields.items() if s.searchable]
+        # per searchable field: its own analyzer, else the index language's (one term dictionary
+        # holds the terms of every analysis; postings stay per field)
+        self.field_an = {f: get_analyzer(*analysis_of(fields[f].analyzer, analyzer.language)) for f in self.searchable}
         self.kw_fields = [f for f, s in fields.items() if s.needs_values and s.type in ("keyword", "keyword[]", "text")]
         self.num_fields = [f for f, s in fields.items() if s.needs_values and s.is_numeric]
         self.bool_fields = [f for f, s in fields.items() if s.needs_values and s.type == "boolean"]
@@ -202,8 +205,9 @@ class MemIndex:
         # deletion key -> term(s); a str or a tuple, never a list: a shard holds ~70k of them, and
         # lists would be tracked by the garbage collector (a full pass took 350 ms per reindex step)
         self.del_index: dict[str, str | tuple[str, ...]] = {}
-        self.surfaces: dict[str, str] = {}  # unstemmed word -> its term (typo matching)
-        self._seen_chunks: set[str] = set()
+        # unstemmed word -> its term(s) (typo matching); several when fields stem differently
+        self.surfaces: dict[str, str | tuple[str, ...]] = {}
+        self._seen_chunks: set[str] = set()  # chunk, prefixed with the language when not the index's
         self._touched: set[tuple[str, str]] = set()
         self.expansion_cache: dict = {}  # query.py: typo/prefix expansions per term dictionary size
         self.version = 0  # bumped on every change (query caches)
@@ -257,11 +261,11 @@ class MemIndex:
     def analyze(self, doc: dict) -> dict[str, tuple[list[str], list[str]]]:
         """field -> (chunks, index terms) for every searchable field of ``doc`` (pure)."""
         out: dict[str, tuple[list[str], list[str]]] = {}
-        ct = self.analyzer.chunk_terms
         for f in self.searchable:
             value = doc.get(f)
             if value is None:
                 continue
+            ct = self.field_an[f].chunk_terms
             chunks = CHUNK_RE.findall(text_of(value))
             terms: list[str] = []
             for chunk in chunks:
@@ -282,12 +286,13 @@ class MemIndex:
         self.blobs.append(blob if blob is not None else exact_bytes(orjson.dumps(doc)))
         self.id_to_slot[doc_id] = slot
         self.live[slot] = True
-        an = self.analyzer
         touched = self._touched
         seen = self._seen_chunks
         if analyzed is None:
             analyzed = self.analyze(doc)
         for f, (chunks, terms) in analyzed.items():
+            an = self.field_an[f]
+            other = "" if an is self.analyzer else an.language + "\x00"
             if chunks:
                 cids = self.chunk_ids
                 row = []
@@ -299,12 +304,11 @@ class MemIndex:
                     row.append(cid)
                 self.pos[f][slot, : len(row)] = row
             for chunk in chunks:
-                if chunk not in seen:
-                    seen.add(chunk)
+                key = other + chunk if other else chunk
+                if key not in seen:
+                    seen.add(key)
                     for surf, term in an.chunk_surfaces(chunk):
-                        if surf not in self.surfaces:
-                            self.surfaces[surf] = term
-                            self._index_deletes(surf)
+                        self._add_surface(surf, term)
             if not terms:
                 continue
             self.lengths[f][slot] = len(terms)
@@ -354,6 +358,17 @@ class MemIndex:
             self.boo[f][slot] = to_bool(x)
         self.version += 1
         return slot
+
+    def _add_surface(self, surf: str, term: str) -> None:
+        cur = self.surfaces.get(surf)
+        if cur is None:
+            self.surfaces[surf] = term
+            self._index_deletes(surf)
+        elif isinstance(cur, str):
+            if cur != term:
+                self.surfaces[surf] = (cur, term)
+        elif term not in cur:
+            self.surfaces[surf] = (*cur, term)
 
     def _new_term(self, term: str) -> None:
         self.term_df[term] = 0

@@ -41,6 +41,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .analysis import TextAnalyzer
 from .errors import EngineError
 from .memindex import MemIndex, Postings, keyword_values, text_of, to_bool, to_number
 
@@ -150,8 +151,9 @@ def _typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, i
             d = osa_distance(w, c, max_d)
             if 0 < d <= max_d:
                 targets = [c] if c in td else []
-                if c in surfaces:
-                    targets.append(surfaces[c])
+                surf = surfaces.get(c)
+                if surf is not None:
+                    targets.extend((surf,) if isinstance(surf, str) else surf)
                 for t in targets:
                     if t not in words and d < out.get(t, 99):
                         out[t] = d
@@ -183,8 +185,11 @@ def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[s
 
 
 # ----------------------------------------------------------------------------- clauses
-def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | None, allow_prefix: bool) -> list[Clause]:
-    an = idx.analyzer
+def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | None, allow_prefix: bool,
+                  an: TextAnalyzer | None = None) -> list[Clause]:
+    """The clauses of ``text`` as analysed by ``an`` (default: the index language's). Every
+    analyzer cuts a text into the same atoms, so clause ``i`` is the same word for all of them."""
+    an = an or idx.analyzer
     atoms = an.query_atoms(text)[:MAX_ATOMS]
     if not atoms:
         return []
@@ -292,16 +297,19 @@ class FieldPlan:
     present: list[tuple[Alt, list[Postings]]]
 
 
-def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict]) -> list[list[FieldPlan]]:
-    """Per clause, per queried field: the posting lists of the alternatives present there."""
+def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict],
+                 field_clauses: dict[str, list[Clause]] | None = None) -> list[list[FieldPlan]]:
+    """Per clause, per queried field: the posting lists of the alternatives present there.
+    ``field_clauses``: a field's own clauses (from its analyzer) instead of ``clauses``."""
     n_live = max(idx.n_live, 1)
     plans: list[list[FieldPlan]] = []
-    for c in clauses:
+    for i, base_clause in enumerate(clauses):
         fps: list[FieldPlan] = []
         for fname, fcfg in fields.items():
             plist = idx.postings.get(fname)
             if not plist:
                 continue
+            c = field_clauses[fname][i] if field_clauses and fname in field_clauses else base_clause
             use_typo = fcfg.get("typo", True)
             use_prefix = fcfg.get("prefix", True)
             present: list[tuple[Alt, list[Postings]]] = []
@@ -499,17 +507,18 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: dict[st
     a field (the first POSITIONS words of it), weighted by the field's weight."""
     from .analysis import CHUNK_RE
 
-    an = idx.analyzer
-    qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in CHUNK_RE.findall(text)][:MAX_ATOMS]
-    if len(qids) < 2 or not len(cands):
+    chunks = CHUNK_RE.findall(text)[:MAX_ATOMS]
+    if len(chunks) < 2 or not len(cands):
         return None
     wmax = max(float(c.get("weight", 1)) for c in fields.values())
     best = np.zeros(len(cands), dtype=np.float32)
-    npairs = len(qids) - 1
+    npairs = len(chunks) - 1
     for fname, fc in fields.items():
         pos = idx.pos.get(fname)
         if pos is None:
             continue
+        an = idx.field_an.get(fname, idx.analyzer)
+        qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in chunks]
         sub = pos[cands]
         eqs = [sub == q for q in qids]
         cnt = np.zeros(len(cands), dtype=np.float32)
@@ -620,11 +629,13 @@ def and_masks(n: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- highlight
-def highlight_text(idx: MemIndex, value: Any, terms: set[str]) -> str:
+def highlight_text(idx: MemIndex, value: Any, terms: set[str], fname: str | None = None) -> str:
+    """``value`` with the chunks holding any of ``terms`` in ``<em>``, analysed as field ``fname``."""
     text = text_of(value) if not isinstance(value, list) else ", ".join(text_of(v) for v in value)
     out: list[str] = []
     pos = 0
-    for start, end, cterms in idx.analyzer.chunk_spans(text):
+    an = idx.field_an.get(fname, idx.analyzer) if fname is not None else idx.analyzer
+    for start, end, cterms in an.chunk_spans(text):
         if any(t in terms for t in cterms):
             out.append(html.escape(text[pos:start], quote=False))
             out.append("<em>" + html.escape(text[start:end], quote=False) + "</em>")
