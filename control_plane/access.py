@@ -33,6 +33,7 @@ from control_plane.security import (
     decode_access_token,
     hash_token,
 )
+from control_plane.sharedstate import SharedStateUnavailable
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
 ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
@@ -174,13 +175,33 @@ def resolve_key(runtime: Runtime, db: Session | None, token: str) -> KeyInfo:
         else:
             info = _load_key(db, key_hash)
         cache.put(key_hash, info)
-    if info is None or runtime.state.is_revoked("key", info.id):
+    revoked = _revoked(runtime, "key", info.id) if info is not None else False
+    if revoked is None:
+        # Redis unreachable: the database (where revocations are recorded) decides, bypassing the cache
+        info = _load_key_fresh(runtime, db, key_hash)
+        cache.put(key_hash, info)
+    if info is None or revoked:
         raise unauthenticated("Unknown or revoked API key")
     if info.expires_at is not None and info.expires_at <= utcnow():
         raise unauthenticated("API key expired")
     if cache.should_write_last_used(info.id):
         _touch_key(runtime, info.id)
     return info
+
+
+def _revoked(runtime: Runtime, kind: str, ident: str) -> bool | None:
+    """Whether Redis lists ``ident`` as revoked; None when Redis is unreachable (the caller asks the database)."""
+    try:
+        return runtime.state.is_revoked(kind, ident)
+    except SharedStateUnavailable:
+        return None
+
+
+def _load_key_fresh(runtime: Runtime, db: Session | None, key_hash: str) -> KeyInfo | None:
+    if db is not None:
+        return _load_key(db, key_hash)
+    with runtime.sessions() as fresh:
+        return _load_key(fresh, key_hash)
 
 
 def _touch_key(runtime: Runtime, key_id: str) -> None:
@@ -212,7 +233,7 @@ def principal_from_token(runtime: Runtime, db: Session | None, token: str) -> Pr
     claims = decode_access_token(runtime.settings.signing_key(), token)
     if claims is None:
         raise unauthenticated("Invalid or expired session token")
-    if runtime.state.is_revoked("family", claims.family_id):
+    if _revoked(runtime, "family", claims.family_id):  # None (Redis unreachable): the family row below decides
         raise unauthenticated("Session revoked")
     family = _load_family(runtime, db, claims.family_id)
     if family is None or family.revoked_at is not None or family.user_id != claims.user_id:

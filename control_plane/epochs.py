@@ -3,21 +3,38 @@
 The task runner bumps an index's epoch once shards reflect a task; configuration changes
 (profiles, synonyms, rules, facets) bump it too. Answer caches and resolved-profile caches key on
 the epoch, so no stale answer outlives a change — on every API instance when Redis is configured.
+
+While Redis is unreachable an epoch cannot be known: :func:`index_epoch` then answers a number
+that no cache holds (negative, never repeated), so every search resolves and computes afresh and
+nothing is cached under it (``uncached_epoch``); a bump is kept and replayed when Redis is back.
 """
 
 from __future__ import annotations
 
-from control_plane.sharedstate import SharedState
+import itertools
+
+from control_plane.sharedstate import SharedState, SharedStateUnavailable
+
+_uncached = itertools.count(1)
 
 
 def _key(index_id: str) -> str:
     return f"epoch:index:{index_id}"
 
 
+def uncached_epoch(epoch: int) -> bool:
+    """An epoch read while Redis was unreachable: answers computed under it must not be cached."""
+    return epoch < 0
+
+
 def index_epoch(state: SharedState, index_id: str) -> int:
-    value = state.get(_key(index_id))
+    try:
+        value = state.get(_key(index_id))
+    except SharedStateUnavailable:
+        return -next(_uncached)
     return int(value) if value else 0
 
 
-def bump_index_epoch(state: SharedState, index_id: str) -> int:
-    return state.incr(_key(index_id))
+def bump_index_epoch(state: SharedState, index_id: str) -> int | None:
+    """The new epoch, or None when Redis is unreachable (the bump is replayed when it is back)."""
+    return state.incr_eventually(_key(index_id))

@@ -7,9 +7,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from control_plane.outages import REDIS_ERRORS, unavailable, unavailable_part
 from control_plane.responses import JSONBody
 from shared.errors import ErrorCode, ServiceError
 
@@ -110,8 +113,23 @@ def install_error_handlers(app: FastAPI) -> None:
             response.headers[name] = value
         return response
 
+    async def _dependency_error(request: Request, exc: Exception) -> JSONBody:
+        # Registered per class so FastAPI answers them without re-raising (as it does for Exception).
+        part = unavailable_part(exc)
+        if part is None:
+            return await _unhandled(request, exc)
+        log.warning("%s unavailable on %s %s: %s", part, request.method, request.url.path, exc.__class__.__name__)
+        return error_response(unavailable(part))
+
+    for error_class in (DBAPIError, PoolTimeoutError, DisconnectionError, *REDIS_ERRORS):
+        app.add_exception_handler(error_class, _dependency_error)
+
     @app.exception_handler(Exception)
     async def _unhandled(request: Request, exc: Exception) -> JSONBody:
+        part = unavailable_part(exc)  # e.g. raised while handling a lost connection
+        if part is not None:
+            log.warning("%s unavailable on %s %s: %r", part, request.method, request.url.path, exc)
+            return error_response(unavailable(part))
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(ServiceError(ErrorCode.INTERNAL, "Internal server error"))
 

@@ -1,29 +1,60 @@
-"""Rate limits through the ``limits`` library: Redis counters when configured, memory otherwise."""
+"""Rate limits through the ``limits`` library: Redis counters when configured, memory otherwise.
+
+While Redis is unreachable the limits keep applying, counted by this instance alone (fail open to
+a local limiter): a sign-in is then limited per instance, not refused, and Redis is retried after
+``RETRY_SECONDS``.
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.errors import StorageError
+from limits.storage import MemoryStorage, RedisStorage
 from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from limits.strategies import RateLimiter as RateLimiterStrategy
 
+from control_plane.sharedstate import RETRY_SECONDS
 from shared.errors import ErrorCode, ServiceError
+
+log = logging.getLogger("shopsearch.ratelimit")
+T = TypeVar("T")
 
 
 class RateLimiter:
     """``moving`` windows for security limits (sign-in); ``fixed`` ones, O(1) per hit, for high-rate quotas."""
 
     def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving") -> None:
-        storage: Storage = (
-            RedisStorage(redis_url, key_prefix=f"{prefix}limits") if redis_url else MemoryStorage()
-        )
-        self._limiter: RateLimiterStrategy = (
-            MovingWindowRateLimiter(storage) if strategy == "moving" else FixedWindowRateLimiter(storage)
-        )
+        kind = MovingWindowRateLimiter if strategy == "moving" else FixedWindowRateLimiter
+        self._local: RateLimiterStrategy = kind(MemoryStorage())
+        self._shared: RateLimiterStrategy | None = None
+        if redis_url:
+            storage = RedisStorage(redis_url, key_prefix=f"{prefix}limits", wrap_exceptions=True,
+                                   socket_timeout=2, socket_connect_timeout=2)
+            self._shared = kind(storage)
+        self._retry_at = 0.0
         self._items: dict[str, RateLimitItem] = {}
+
+    def _run(self, op: Callable[[RateLimiterStrategy], T]) -> tuple[T, RateLimiterStrategy]:
+        """``op`` on Redis, or on the local limiter while Redis is unreachable."""
+        if self._shared is not None and time.monotonic() >= self._retry_at:
+            try:
+                result = op(self._shared)
+            except StorageError as exc:
+                if not self._retry_at:
+                    log.warning("rate limits counted locally: Redis unreachable (%s)", exc.storage_error)
+                self._retry_at = time.monotonic() + RETRY_SECONDS
+            else:
+                if self._retry_at:
+                    self._retry_at = 0.0
+                    log.warning("rate limits counted in Redis again")
+                return result, self._shared
+        return op(self._local), self._local
 
     def _item(self, limit: str) -> RateLimitItem:
         item = self._items.get(limit)
@@ -31,9 +62,11 @@ class RateLimiter:
             item = self._items[limit] = parse(limit)
         return item
 
-    def _refuse(self, item: RateLimitItem, identifiers: tuple[str, ...]) -> ServiceError:
-        stats = self._limiter.get_window_stats(item, *identifiers)
-        retry_after = max(1, math.ceil(stats.reset_time - time.time()))
+    def _refuse(self, limiter: RateLimiterStrategy, item: RateLimitItem, identifiers: tuple[str, ...]) -> ServiceError:
+        try:
+            retry_after = max(1, math.ceil(limiter.get_window_stats(item, *identifiers).reset_time - time.time()))
+        except StorageError:
+            retry_after = 1
         return ServiceError(
             ErrorCode.RATE_LIMITED,
             "Too many requests; try again later",
@@ -43,15 +76,18 @@ class RateLimiter:
     def check(self, limit: str, *identifiers: str) -> None:
         """Raise RATE_LIMITED if the limit is already used up, without counting this call."""
         item = self._item(limit)
-        if not self._limiter.test(item, *identifiers):
-            raise self._refuse(item, identifiers)
+        allowed, limiter = self._run(lambda limiter: limiter.test(item, *identifiers))
+        if not allowed:
+            raise self._refuse(limiter, item, identifiers)
 
     def hit(self, limit: str, *identifiers: str) -> None:
         """Count this call; raise RATE_LIMITED when it is over the limit."""
         item = self._item(limit)
-        if not self._limiter.hit(item, *identifiers):
-            raise self._refuse(item, identifiers)
+        allowed, limiter = self._run(lambda limiter: limiter.hit(item, *identifiers))
+        if not allowed:
+            raise self._refuse(limiter, item, identifiers)
 
     def count(self, limit: str, *identifiers: str) -> None:
         """Count a call (e.g. a failed login) without refusing it."""
-        self._limiter.hit(self._item(limit), *identifiers)
+        item = self._item(limit)
+        self._run(lambda limiter: limiter.hit(item, *identifiers))

@@ -1,24 +1,49 @@
 """State several API instances must agree on: revocations and small shared values.
 
 Redis when ``REDIS_URL`` is set; an in-process equivalent on the embedded default (one process).
+
+When Redis cannot be reached, reads raise :class:`SharedStateUnavailable` so each caller picks its
+fallback (revocations: the database, which is the authority; epochs: no cached answers). Writes
+that must not be lost — revocations and epoch bumps — are kept and replayed by this instance as
+soon as Redis answers again. After a failure Redis is not tried again for ``RETRY_SECONDS``, so an
+unreachable Redis costs requests nothing while it lasts.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import redis
 
+log = logging.getLogger("shopsearch.sharedstate")
+T = TypeVar("T")
+RETRY_SECONDS = 1.0
+
+
+class SharedStateUnavailable(Exception):
+    """Redis could not be reached (or is not retried yet after a failure)."""
+
 
 class SharedState(Protocol):
-    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None: ...
+    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
+        """Never raises: kept and replayed when Redis is unreachable."""
+
     def is_revoked(self, kind: str, ident: str) -> bool: ...
     def get(self, key: str) -> bytes | None: ...
     def set(self, key: str, value: bytes, ttl_seconds: int) -> None: ...
     def delete(self, key: str) -> None: ...
     def incr(self, key: str) -> int: ...
+
+    def incr_eventually(self, key: str) -> int | None:
+        """``incr``, or None when Redis is unreachable and the increment was kept for replay."""
+
+    def replay(self) -> None:
+        """Replay kept writes if Redis answers again (cheap when there are none)."""
+
     def ping(self) -> bool: ...
 
 
@@ -61,6 +86,12 @@ class MemoryState:
             self._values[key] = (str(value).encode(), float("inf"))
             return value
 
+    def incr_eventually(self, key: str) -> int | None:
+        return self.incr(key)
+
+    def replay(self) -> None:
+        return None
+
     def ping(self) -> bool:
         return True
 
@@ -69,30 +100,82 @@ class RedisState:
     def __init__(self, url: str, prefix: str) -> None:
         self.client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self.prefix = prefix
+        self._lock = threading.Lock()
+        self._retry_at = 0.0
+        # writes to replay, by full key: ("set", deadline) for revocations, ("incr", 0) for epoch bumps
+        self._kept: dict[str, tuple[str, float]] = {}
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        if time.monotonic() < self._retry_at:
+            raise SharedStateUnavailable("Redis is unreachable")
+        try:
+            if self._kept:
+                self._replay_kept()
+            result = fn()
+        except redis.RedisError as exc:
+            if self._retry_at == 0.0:
+                log.warning("Redis unreachable (%s); falling back until it answers", exc)
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+            raise SharedStateUnavailable("Redis is unreachable") from exc
+        if self._retry_at:
+            self._retry_at = 0.0
+            log.warning("Redis answers again")
+        return result
+
+    def _replay_kept(self) -> None:
+        with self._lock:
+            kept = list(self._kept.items())
+        for key, (op, deadline) in kept:
+            if op == "incr":
+                self.client.incr(key)
+            elif (remaining := int(deadline - time.monotonic())) > 0:
+                self.client.set(key, b"1", ex=remaining)
+            with self._lock:
+                self._kept.pop(key, None)
+        log.info("replayed %d writes kept while Redis was unreachable", len(kept))
+
+    def _keep(self, key: str, op: str, deadline: float = 0.0) -> None:
+        with self._lock:
+            self._kept[key] = (op, deadline)
 
     def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
-        self.client.set(f"{self.prefix}revoked:{kind}:{ident}", b"1", ex=max(1, ttl_seconds))
+        key = f"{self.prefix}revoked:{kind}:{ident}"
+        try:
+            self._call(lambda: self.client.set(key, b"1", ex=max(1, ttl_seconds)))
+        except SharedStateUnavailable:
+            self._keep(key, "set", time.monotonic() + max(1, ttl_seconds))
 
     def is_revoked(self, kind: str, ident: str) -> bool:
-        return bool(self.client.exists(f"{self.prefix}revoked:{kind}:{ident}"))
+        return bool(self._call(lambda: self.client.exists(f"{self.prefix}revoked:{kind}:{ident}")))
 
     def get(self, key: str) -> bytes | None:
-        value = self.client.get(self.prefix + key)
+        value = self._call(lambda: self.client.get(self.prefix + key))
         return value if value is None else bytes(value)  # type: ignore[arg-type]
 
     def set(self, key: str, value: bytes, ttl_seconds: int) -> None:
-        self.client.set(self.prefix + key, value, ex=max(1, ttl_seconds))
+        self._call(lambda: self.client.set(self.prefix + key, value, ex=max(1, ttl_seconds)))
 
     def delete(self, key: str) -> None:
-        self.client.delete(self.prefix + key)
+        self._call(lambda: self.client.delete(self.prefix + key))
 
     def incr(self, key: str) -> int:
-        return int(self.client.incr(self.prefix + key))  # type: ignore[arg-type]
+        return int(self._call(lambda: self.client.incr(self.prefix + key)))  # type: ignore[arg-type]
+
+    def incr_eventually(self, key: str) -> int | None:
+        try:
+            return self.incr(key)
+        except SharedStateUnavailable:
+            self._keep(self.prefix + key, "incr")
+            return None
+
+    def replay(self) -> None:
+        if self._kept:
+            self.ping()
 
     def ping(self) -> bool:
         try:
-            return bool(self.client.ping())
-        except redis.RedisError:
+            return bool(self._call(self.client.ping))
+        except SharedStateUnavailable:
             return False
 
 

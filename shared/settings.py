@@ -28,6 +28,8 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".shopsearch")
     database_url: str | None = None
+    # Seconds to wait for a PostgreSQL connection before answering 503 (libpq waits forever by default).
+    database_connect_timeout: int = 5
     redis_url: str | None = None
     redis_prefix: str = "shopsearch:"
     ray_address: str | None = None
@@ -61,8 +63,11 @@ class Settings(BaseSettings):
 
     @property
     def resolved_database_url(self) -> str:
-        if self.database_url:
-            return self.database_url
+        url = self.database_url
+        if url:
+            if url.startswith("postgresql") and "connect_timeout=" not in url:
+                url += ("&" if "?" in url else "?") + f"connect_timeout={self.database_connect_timeout}"
+            return url
         return f"sqlite:///{(self.data_dir / 'shopsearch.db').resolve()}"
 
     @property

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from starlette.responses import Response
 
 from control_plane.access import Principal, project_access
-from control_plane.epochs import index_epoch
+from control_plane.epochs import index_epoch, uncached_epoch
 from control_plane.index.lifecycle import get_bridge
 from control_plane.index.models import Index
 from control_plane.index.service import get_index
@@ -251,7 +251,8 @@ async def run_search(
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
     normalized["q"] = " ".join(body.q.split()).lower()
     key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized)
-    hit = state.answers.get(key) if use_cache else None
+    cacheable = not uncached_epoch(resolved.epoch)  # Redis unreachable: the epoch is unknown
+    hit = state.answers.get(key) if use_cache and cacheable else None
     cached = hit is not None
     if hit is not None:
         head, total = hit
@@ -262,7 +263,8 @@ async def run_search(
         answer = format_answer(result, facts)
         head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]
         total = answer["total"]
-        state.answers.put(key, head, total)
+        if cacheable:
+            state.answers.put(key, head, total)
     query_id = new_id("q")
     took_ms = (time.perf_counter() - started) * 1000
     if resolved.settings.analytics:

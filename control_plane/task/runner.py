@@ -181,14 +181,21 @@ class TaskRunner:
     # ------------------------------------------------------------------ claiming
     def _loop(self) -> None:
         quick_polls = 0
+        failing_since = 0.0
         while not self._stop.is_set():
             try:
+                self.state.replay()  # epoch bumps kept while Redis was unreachable
                 self._maybe_maintain()
                 claimed = self._claim_some()
-            except Exception:  # noqa: BLE001 - a database hiccup must not kill the runner
-                log.warning("claiming tasks failed", exc_info=True)
+                if failing_since:
+                    log.warning("claiming tasks works again after %.1f s", time.monotonic() - failing_since)
+                    failing_since = 0.0
+            except Exception:  # noqa: BLE001 - a database outage must not kill the runner; it resumes after
+                if not failing_since:
+                    failing_since = time.monotonic()
+                    log.warning("claiming tasks failed; retrying every 0.5 s", exc_info=True)
                 claimed = False
-                time.sleep(0.5)
+                self._stop.wait(0.5)
             if claimed:
                 quick_polls = 5
                 continue
@@ -286,10 +293,18 @@ class TaskRunner:
             self._cleanup(ctx)
             return self._end(claim, "failed", {"code": "UNAVAILABLE", "message": "Search workers stayed unavailable"})
         log.warning("task %s: transient failure (%s), retrying", claim.id, why)
-        try:
-            queue.release(self.sessions, claim, retry_in=min(10.0, 0.2 * claim.attempts))
-        except Exception:  # noqa: BLE001
-            log.warning("releasing task %s failed", claim.id, exc_info=True)
+        # With the database down the release fails too: keep trying while the lease lasts, so the task
+        # is claimable again as soon as the database is back (not only once the lease has expired).
+        deadline = time.monotonic() + claim.lease_seconds
+        while True:
+            try:
+                queue.release(self.sessions, claim, retry_in=min(10.0, 0.2 * claim.attempts))
+                break
+            except Exception:  # noqa: BLE001
+                if time.monotonic() > deadline or self._stop.is_set():
+                    log.warning("releasing task %s failed; its lease will expire", claim.id, exc_info=True)
+                    break
+                self._stop.wait(0.5)
         return "processing"
 
     def _cleanup(self, ctx: TaskContext) -> None:
