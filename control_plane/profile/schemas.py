@@ -55,8 +55,30 @@ class ProfileSettings(Camel):
     analytics: bool = True
 
 
-class ProfileCreate(ProfileSettings):
+_READ_ONLY = "Read-only: accepted and ignored, so what GET answered can be sent back."
+
+
+class ReadOnlyFields(Camel):
+    """A profile's identity as GET shows it. Request bodies accept it and ignore it (CONTRACT §5);
+    ``exclude`` keeps it out of every dump, so it is never stored nor part of a cache key."""
+
+    id: str | None = Field(None, exclude=True, description=_READ_ONLY)
+    profile_key: str | None = Field(None, exclude=True, description=_READ_ONLY)
+    index_id: str | None = Field(None, exclude=True, description=_READ_ONLY)
+    created_at: str | None = Field(None, exclude=True, description=_READ_ONLY)
+    updated_at: str | None = Field(None, exclude=True, description=_READ_ONLY)
+
+
+class ProfileCreate(ProfileSettings, ReadOnlyFields):
+    """The body of POST and PUT ``profiles``."""
+
     name: str = Field(min_length=1, max_length=200)
+
+
+class InlineProfile(ProfileSettings, ReadOnlyFields):
+    """The ``profile`` of a secret search: a saved profile's body; ``name`` is ignored too."""
+
+    name: str | None = Field(None, exclude=True, description="Accepted and ignored.")
 
 
 class ProfileOut(ProfileSettings):

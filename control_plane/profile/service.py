@@ -12,7 +12,7 @@ from control_plane.db import isoformat, utcnow
 from control_plane.errors import profile_validation_error
 from control_plane.profile import repository
 from control_plane.profile.models import Profile
-from control_plane.profile.schemas import ProfileCreate, ProfileOut, ProfileSettings
+from control_plane.profile.schemas import InlineProfile, ProfileCreate, ProfileOut, ProfileSettings
 from control_plane.profile.validation import profile_field_uses, validate_profile
 from control_plane.usage import register_usage_provider
 from shared.errors import conflict, not_found
@@ -20,9 +20,10 @@ from shared.ids import new_handle, new_id
 
 
 def parse_settings(raw: dict[str, Any]) -> ProfileSettings:
-    """An inline profile from a search body, validated the same way as a saved one."""
+    """An inline profile from a search body, validated the same way as a saved one (its name and
+    read-only fields are ignored)."""
     try:
-        return ProfileSettings.model_validate(raw)
+        return InlineProfile.model_validate(raw)
     except ValidationError as exc:
         raise profile_validation_error([dict(e) for e in exc.errors()]) from exc
 
