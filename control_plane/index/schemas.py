@@ -72,9 +72,10 @@ class FacetIn(RequestModel):
     field: str = Field(min_length=1)
     type: Literal["terms", "range"] = "terms"
     label: str | None = None
-    size: int = Field(default=10, ge=1, le=1000)
-    sort: Literal["count", "alpha"] = "count"
-    ranges: list[RangeIn] | None = None
+    # terms facets only (default 10 and "count"); a range facet answers its ranges in their order
+    size: int | None = Field(default=None, ge=1, le=1000)
+    sort: Literal["count", "alpha"] | None = None
+    ranges: list[RangeIn] | None = None  # range facets only
 
 
 class FacetsIn(RequestModel):

@@ -229,15 +229,16 @@ def validate_facets(index: Index, facets: list[dict[str, Any]]) -> list[dict[str
         seen.add(name)
         if facet["type"] == "range" and not facet.get("ranges"):
             errors.append({"path": f"facets.{i}.ranges", "message": "a range facet needs ranges"})
-        entry = {
-            "field": name,
-            "type": facet["type"],
-            "label": facet.get("label") or name,
-            "size": facet.get("size") or 10,
-            "sort": facet.get("sort") or "count",
-        }
+        # settings the facet's type would ignore are refused, not stored
+        unused = ("size", "sort") if facet["type"] == "range" else ("ranges",)
+        for key in unused:
+            if facet.get(key) is not None:
+                errors.append({"path": f"facets.{i}.{key}", "message": f"a {facet['type']} facet has no {key}"})
+        entry = {"field": name, "type": facet["type"], "label": facet.get("label") or name}
         if facet["type"] == "range":
             entry["ranges"] = facet.get("ranges") or []
+        else:
+            entry.update(size=facet.get("size") or 10, sort=facet.get("sort") or "count")
         out.append(entry)
     if errors:
         raise validation("The facets are not valid", errors)
