@@ -3,8 +3,18 @@
 A request carries ``Authorization: Bearer <token>``: a secret key (``ss_sk_…``), a public key
 (``ss_pk_…``) or a session access token. ``authenticate`` turns it into a :class:`Principal`;
 the label dependencies below (``SignedIn``, ``OrgMember`` … ``ProjectWrite``, ``IndexRead`` …)
-decide. Ids of another organization or project — and other indices for an index-scoped key —
-answer 404, never 403.
+decide, always in this order (spec §5 rules 2 and 5, §7):
+
+1. who is calling (401);
+2. tenancy: the organization or project in the path is the caller's (else 404);
+3. existence: every id under it in the path (index, profile, replace session, document, key,
+   task, member) belongs to that parent and, for an index-scoped key, to its index (else 404);
+4. only then the caller's role, key access or credential type (403).
+
+So an id of another tenant, or an unknown one, is 404 whatever the caller, and it comes before the
+body is validated (dependencies run first). The two hot routes keep their own fast paths:
+``index_reader`` decides a project's secret key without the database, and the storefront decides
+a handle after resolving it.
 """
 
 from __future__ import annotations
@@ -24,7 +34,10 @@ from control_plane.api_key.models import ApiKey
 from control_plane.auth.models import SessionFamily
 from control_plane.db import utcnow
 from control_plane.deps import RuntimeDep, SessionDep
+from control_plane.document.models import Document, ReplaceSession
+from control_plane.index.models import Index
 from control_plane.org.models import Membership
+from control_plane.profile.models import Profile
 from control_plane.project.models import Project
 from control_plane.runtime import Runtime
 from control_plane.security import (
@@ -34,6 +47,7 @@ from control_plane.security import (
     hash_token,
 )
 from control_plane.sharedstate import SharedStateUnavailable
+from control_plane.task.models import Task
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
 ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
@@ -292,12 +306,13 @@ async def request_principal(runtime: Runtime, request: Request) -> Principal:
 
 def _check_index_read(runtime: Runtime, principal: Principal, project_id: str, index_id: str) -> None:
     with runtime.sessions() as db:
-        project_access(db, principal, project_id, write=False).check_index(index_id)
+        project_access(db, principal, project_id, write=False, path_ids={"index_id": index_id})
 
 
 async def index_reader(project_id: str, index_id: str, request: Request, runtime: RuntimeDep) -> Principal:
     """The label "index read" (as ``IndexRead``) for hot routes: a secret key of the project is
-    decided without the database; everyone else through :func:`project_access` in the thread pool.
+    decided without the database (the route's resolution answers 404 for an unknown index);
+    everyone else through :func:`project_access` in the thread pool.
     As a dependency it answers 401/403/404 before the body is validated, like the other labels."""
     principal = await request_principal(runtime, request)
     key = principal.key
@@ -314,10 +329,14 @@ def _reject_public_key(principal: Principal) -> None:
         raise forbidden("Public keys work only on the storefront search and suggest routes")
 
 
-def require_signed_in(principal: CurrentPrincipal) -> Principal:
+def _reject_api_key(principal: Principal) -> None:
     _reject_public_key(principal)
     if not principal.is_user:
         raise forbidden("This route needs a signed-in user; API keys cannot call it")
+
+
+def require_signed_in(principal: CurrentPrincipal) -> Principal:
+    _reject_api_key(principal)
     return principal
 
 
@@ -343,12 +362,78 @@ def _membership_role(db: Session, org_id: str, user_id: str) -> str | None:
     return db.scalar(select(Membership.role).where(Membership.org_id == org_id, Membership.user_id == user_id))
 
 
+# --------------------------------------------------------------------------- ids in the path (step 3)
+def _index_id_exists(db: Session, access: ProjectAccess, index_id: str) -> None:
+    access.check_index(index_id)
+    index = db.get(Index, index_id)  # by primary key: the route's own lookup then hits the identity map
+    if index is None or index.project_id != access.project_id:
+        raise not_found("Index")
+
+
+def _profile_exists(db: Session, access: ProjectAccess, index_id: str | None, profile_id: str) -> bool:
+    row = db.get(Profile, profile_id)
+    return row is not None and row.project_id == access.project_id and row.index_id == index_id
+
+
+def _replace_session_exists(db: Session, access: ProjectAccess, index_id: str | None, session_id: str) -> bool:
+    row = db.get(ReplaceSession, session_id)
+    return row is not None and row.index_id == index_id and row.source == "api"
+
+
+def _document_exists(db: Session, access: ProjectAccess, index_id: str | None, doc_id: str) -> bool:
+    row = db.get(Document, (index_id, doc_id))
+    return row is not None and not row.deleted
+
+
+def _key_exists(db: Session, access: ProjectAccess, index_id: str | None, key_id: str) -> bool:
+    row = db.get(ApiKey, key_id)
+    return row is not None and row.project_id == access.project_id and row.revoked_at is None
+
+
+def _task_exists(db: Session, access: ProjectAccess, index_id: str | None, task_id: str) -> bool:
+    task_index = db.scalar(select(Task.index_id).where(Task.id == task_id, Task.project_id == access.project_id))
+    return task_index is not None and access.index_scope in (None, task_index)
+
+
+# Path parameter -> (what is not found, does it exist under the project and the path's index).
+_PROJECT_CHILDREN = {
+    "profile_id": ("Profile", _profile_exists),
+    "session_id": ("Replace session", _replace_session_exists),
+    "doc_id": ("Document", _document_exists),
+    "key_id": ("API key", _key_exists),
+    "task_id": ("Task", _task_exists),
+}
+
+
+def _check_path_ids(db: Session, access: ProjectAccess, path_ids: dict[str, str]) -> None:
+    """Step 3 for project routes: every id under the project in the path exists there (else 404)."""
+    index_id = path_ids.get("index_id")
+    if index_id is not None:
+        _index_id_exists(db, access, index_id)
+    for name, (what, exists) in _PROJECT_CHILDREN.items():
+        value = path_ids.get(name)
+        if value is not None and not exists(db, access, index_id, value):
+            raise not_found(what)
+
+
+# --------------------------------------------------------------------------- organizations
 def _org_dependency(min_role: str):  # type: ignore[no-untyped-def]
-    def dependency(org_id: str, principal: SignedIn, db: SessionDep) -> OrgAccess:
-        assert principal.user_id is not None
-        role = _membership_role(db, org_id, principal.user_id)
-        if role is None:
-            raise not_found("Organization")
+    def dependency(org_id: str, request: Request, principal: CurrentPrincipal, db: SessionDep) -> OrgAccess:
+        role: str | None = None
+        if principal.key is not None:  # keys never call these, but another org's id is still 404
+            project = db.get(Project, principal.key.project_id)
+            if project is None or project.org_id != org_id:
+                raise not_found("Organization")
+        else:
+            assert principal.user_id is not None
+            role = _membership_role(db, org_id, principal.user_id)
+            if role is None:
+                raise not_found("Organization")
+        member_id = request.path_params.get("user_id")
+        if member_id is not None and _membership_role(db, org_id, member_id) is None:
+            raise not_found("Member")
+        _reject_api_key(principal)
+        assert principal.user_id is not None and role is not None
         if ROLE_RANK[role] < ROLE_RANK[min_role]:
             raise forbidden(f"Needs the {min_role} role in this organization")
         return OrgAccess(org_id=org_id, user_id=principal.user_id, role=role, principal=principal)
@@ -361,22 +446,15 @@ OrgAdmin = Annotated[OrgAccess, Depends(_org_dependency("admin"))]
 OrgOwner = Annotated[OrgAccess, Depends(_org_dependency("owner"))]
 
 
-def project_access(
-    db: Session, principal: Principal, project_id: str, *, write: bool, signed_in_only: bool = False
-) -> ProjectAccess:
-    """Decide a caller's access to a project (404 for other tenants, 403 for too little access)."""
-    _reject_public_key(principal)
-    if principal.kind == "secret_key":
-        if signed_in_only:
-            raise forbidden("This route needs a signed-in user; API keys cannot call it")
-        assert principal.key is not None
+# --------------------------------------------------------------------------- projects and indices
+def _project_tenancy(db: Session, principal: Principal, project_id: str) -> ProjectAccess:
+    """Steps 1-2: the caller's view of a project, or 404 (no 403 here)."""
+    if principal.key is not None:
         if principal.key.project_id != project_id:
             raise not_found("Project")
         project = db.get(Project, project_id)
         if project is None:
             raise not_found("Project")
-        if write and principal.key.access != "full":
-            raise forbidden("This route needs a full-access key")
         return ProjectAccess(project_id=project_id, org_id=project.org_id, principal=principal)
     assert principal.user_id is not None
     row = db.execute(
@@ -387,25 +465,73 @@ def project_access(
     if row is None:
         raise not_found("Project")
     org_id, role = row
-    if write and ROLE_RANK[role] < ROLE_RANK["admin"]:
-        raise forbidden("Needs the admin role in this project's organization")
     return ProjectAccess(project_id=project_id, org_id=org_id, principal=principal, role=role)
 
 
+def _require(access: ProjectAccess, *, write: bool, signed_in_only: bool = False) -> None:
+    """Step 4: role, key access and credential type (403)."""
+    principal = access.principal
+    _reject_public_key(principal)
+    if principal.kind == "secret_key":
+        if signed_in_only:
+            raise forbidden("This route needs a signed-in user; API keys cannot call it")
+        assert principal.key is not None
+        if write and principal.key.access != "full":
+            raise forbidden("This route needs a full-access key")
+        return
+    assert access.role is not None
+    if write and ROLE_RANK[access.role] < ROLE_RANK["admin"]:
+        raise forbidden("Needs the admin role in this project's organization")
+
+
+def project_access(
+    db: Session,
+    principal: Principal,
+    project_id: str,
+    *,
+    write: bool,
+    signed_in_only: bool = False,
+    path_ids: dict[str, str] | None = None,
+) -> ProjectAccess:
+    """Decide a caller's access to a project and the ids under it in ``path_ids`` (404 for other
+    tenants and unknown ids, then 403 for too little access)."""
+    access = _project_tenancy(db, principal, project_id)
+    if path_ids:
+        _check_path_ids(db, access, path_ids)
+    _require(access, write=write, signed_in_only=signed_in_only)
+    return access
+
+
 def _project_dependency(*, write: bool, signed_in_only: bool = False):  # type: ignore[no-untyped-def]
-    def dependency(project_id: str, principal: CurrentPrincipal, db: SessionDep) -> ProjectAccess:
-        return project_access(db, principal, project_id, write=write, signed_in_only=signed_in_only)
+    def dependency(project_id: str, request: Request, principal: CurrentPrincipal, db: SessionDep) -> ProjectAccess:
+        return project_access(
+            db, principal, project_id, write=write, signed_in_only=signed_in_only, path_ids=request.path_params
+        )
 
     return dependency
 
 
 def _index_dependency(*, write: bool):  # type: ignore[no-untyped-def]
-    def dependency(project_id: str, index_id: str, principal: CurrentPrincipal, db: SessionDep) -> IndexAccess:
-        access = project_access(db, principal, project_id, write=write)
-        access.check_index(index_id)
+    def dependency(
+        project_id: str, index_id: str, request: Request, principal: CurrentPrincipal, db: SessionDep
+    ) -> IndexAccess:
+        access = project_access(db, principal, project_id, write=write, path_ids=request.path_params)
         return IndexAccess(**vars(access), index_id=index_id)
 
     return dependency
+
+
+def require_integration_key(
+    project_id: str, index_id: str, request: Request, principal: CurrentPrincipal, db: SessionDep
+) -> IndexAccess:
+    """Connecting an integration (spec §7): a full-access secret key of the index; a signed-in user
+    who can see the index gets 403 ``INTEGRATION_KEY_ONLY`` whatever the role."""
+    access = _project_tenancy(db, principal, project_id)
+    _check_path_ids(db, access, request.path_params)
+    if principal.is_user:
+        raise ServiceError(ErrorCode.INTEGRATION_KEY_ONLY, "Only a full-access secret key can connect an integration")
+    _require(access, write=True)
+    return IndexAccess(**vars(access), index_id=index_id)
 
 
 # "Project member or any secret key" / "Project admin or a full-access secret key"
@@ -417,6 +543,7 @@ ProjectAdminSignedIn = Annotated[ProjectAccess, Depends(_project_dependency(writ
 # The same labels on routes under an index: index-scoped keys get 404 for every other index.
 IndexRead = Annotated[IndexAccess, Depends(_index_dependency(write=False))]
 IndexWrite = Annotated[IndexAccess, Depends(_index_dependency(write=True))]
+IntegrationKey = Annotated[IndexAccess, Depends(require_integration_key)]
 
 
 # --------------------------------------------------------------------------- storefront
@@ -443,13 +570,33 @@ def storefront_principal(runtime: Runtime, request: Request, db: Session | None 
     """
     principal = principal_from_token(runtime, db, bearer_token(request))
     if principal.kind == "user":
-        raise forbidden("Storefront routes take an API key")
+        _refuse_user_on_storefront(runtime, db, principal, request.path_params.get("profile_key"))
     if principal.kind == "public_key":
         assert principal.key is not None
         origin = request.headers.get("origin")
         if not origin or not origin_allowed(origin, principal.key.allowed_origins):
             raise ServiceError(ErrorCode.ORIGIN_NOT_ALLOWED, "This origin is not allowed for this public key")
     return principal
+
+
+def _refuse_user_on_storefront(runtime: Runtime, db: Session | None, principal: Principal, handle: str | None) -> None:
+    """A session never calls the storefront: 403, or 404 when the handle is not of its organizations.
+    (Only this refusal reads the database; keys take the hot path.)"""
+    if handle is not None:
+        query = (
+            select(Membership.role)
+            .join(Project, Project.org_id == Membership.org_id)
+            .join(Profile, Profile.project_id == Project.id)
+            .where(Profile.profile_key == handle, Membership.user_id == principal.user_id)
+        )
+        if db is None:
+            with runtime.sessions() as fresh:
+                visible = fresh.scalar(query) is not None
+        else:
+            visible = db.scalar(query) is not None
+        if not visible:
+            raise not_found("Search profile")
+    raise forbidden("Storefront routes take an API key")
 
 
 def access_for_key_project(principal: Principal, project_id: str) -> None:
@@ -467,6 +614,7 @@ __all__ = [
     "IndexAccess",
     "IndexRead",
     "IndexWrite",
+    "IntegrationKey",
     "KeyInfo",
     "OrgAccess",
     "OrgAdmin",

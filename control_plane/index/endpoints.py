@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
 
-from control_plane.access import IndexRead, IndexWrite, ProjectRead, ProjectWrite
+from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.index import service
@@ -108,7 +108,7 @@ def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: Runt
 # --------------------------------------------------------------------------- integration
 @router.put(INDEX + "/integration", summary="Connect or update a platform integration (full-access secret key only)",
             response_model=IntegrationOut)
-def put_integration(body: IntegrationIn, access: IndexWrite, db: SessionDep) -> Any:
+def put_integration(body: IntegrationIn, access: IntegrationKey, db: SessionDep) -> Any:
     index = service.get_index(db, access, access.index_id)
     return service.put_integration(db, access, index, body.model_dump(by_alias=True))
 

@@ -76,11 +76,12 @@ def integration_view(index: Index) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- lookups
 def get_index(db: Session, access: ProjectAccess, index_id: str, *, lock: bool = False) -> Index:
     access.check_index(index_id)
-    query = select(Index).where(Index.id == index_id, Index.project_id == access.project_id)
     if lock:
-        query = query.with_for_update()
-    index = db.scalar(query)
-    if index is None:
+        query = select(Index).where(Index.id == index_id, Index.project_id == access.project_id)
+        index = db.scalar(query.with_for_update())
+    else:  # by primary key: the access dependency loaded it already (identity map, no second query)
+        index = db.get(Index, index_id)
+    if index is None or index.project_id != access.project_id:
         raise not_found("Index")
     return index
 
