@@ -54,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Hosted search for online shops.",
         lifespan=lifespan,
+        docs_url=None,  # /docs and /redoc are served offline by install_openapi
+        redoc_url=None,
     )
     app.state.runtime = runtime
     install_error_handlers(app)

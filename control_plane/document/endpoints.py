@@ -71,6 +71,7 @@ class SessionUploadOut(BaseModel):
 
 
 def _idempotent(db: Any, index_id: str, route: str, key: str | None, body: Any, run: Any) -> JSONBody:
+    service.refuse_oversized_ints(body)  # before the body is hashed (orjson refuses them)
     if not key:
         status, answer = run()
         return JSONBody(answer, status_code=status)

@@ -43,6 +43,33 @@ def parse_json_body(raw: bytes) -> Any:
         raise validation("Malformed JSON body", [{"path": "", "message": str(exc)}]) from exc
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def oversized_int(value: Any, path: str = "") -> str | None:
+    """The path of the first integer outside 64 bits (JSON allows them; orjson, the stored form and
+    the engine do not), or None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return path if not INT64[0] <= value <= INT64[1] else None
+    if isinstance(value, list):
+        items: Any = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    elif isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    else:
+        return None
+    for sub_path, sub in items:
+        found = oversized_int(sub, sub_path)
+        if found is not None:
+            return found
+    return None
+
+
+def refuse_oversized_ints(body: Any) -> None:
+    path = oversized_int(body)
+    if path is not None:
+        raise validation("Integers must fit in 64 bits", [{"path": path, "message": "integer out of range"}])
+
+
 def coerce_id(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -112,6 +139,7 @@ def validate_documents(items: Any, mapping: dict[str, Any], *, max_items: int = 
         raise validation("The body must be a JSON array of documents", [{"path": "", "message": "expected an array"}])
     if len(items) > max_items:
         raise ServiceError(ErrorCode.PAYLOAD_TOO_LARGE, f"At most {max_items} documents per upload ({len(items)} sent)")
+    refuse_oversized_ints(items)
     id_field = mapping.get("idField", "id")
     fields: dict[str, Any] = mapping.get("fields") or {}
     errors: list[dict[str, Any]] = []

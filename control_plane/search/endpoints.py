@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import Principal, index_reader
 from control_plane.deps import RuntimeDep
+from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
 
@@ -18,7 +19,7 @@ router = APIRouter(tags=["search"])
 @router.post(
     "/projects/{project_id}/indices/{index_id}/search",
     summary="Search an index (members, secret keys); `profileKey` picks a saved profile, `profile` tries settings",
-    responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
+    responses=SEARCH_RESPONSES,
 )
 async def search(
     project_id: str,

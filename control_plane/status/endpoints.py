@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 from sqlalchemy import text
 
 from control_plane.deps import RuntimeDep
@@ -11,12 +12,23 @@ from control_plane.responses import JSONBody
 router = APIRouter()
 
 
-@router.get("/health", tags=["status"])
+class Probe(BaseModel):
+    """A probe's body holds ``status`` and nothing else (spec 4.12)."""
+
+    status: str
+
+
+@router.get("/health", tags=["status"], response_model=Probe)
 def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/ready", tags=["status"], responses={503: {"description": "This instance cannot serve search"}})
+@router.get(
+    "/ready",
+    tags=["status"],
+    response_model=Probe,
+    responses={503: {"model": Probe, "description": "This instance cannot serve search"}},
+)
 def ready(runtime: RuntimeDep) -> JSONBody:
     if runtime_ready(runtime):
         return JSONBody({"status": "ready"})

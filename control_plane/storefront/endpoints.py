@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 
 from control_plane.access import Principal, access_for_key_project, storefront_principal
 from control_plane.deps import RuntimeDep
+from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
 from shared.errors import ErrorCode, ServiceError
@@ -23,7 +24,7 @@ async def storefront_caller(request: Request, runtime: RuntimeDep) -> Principal:
 @router.post(
     "/search/{profile_key}",
     summary="Storefront search by profile handle (public key from an allowed origin, or a secret key)",
-    responses={200: {"description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs"}},
+    responses=SEARCH_RESPONSES,
 )
 async def storefront_search(
     profile_key: str,
