@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from search_workers.engine import EngineError, MappingError
-from search_workers.host import ShardHost, ShardNotOpen, ShardSpec, make_host
+from search_workers.host import ShardNotOpen, ShardSpec, make_host
 from search_workers.local import LocalHost
 from search_workers.routing import shard_for
 from shared.settings import Settings
@@ -33,10 +33,16 @@ async def hosts(tmp_path):
     await single.close()
 
 
-def test_make_host_without_ray_address_is_local(tmp_path):
+async def test_make_host_without_ray_address_serves_shards_in_process(tmp_path):
     host = make_host(Settings(data_dir=tmp_path))
-    assert isinstance(host, LocalHost) and isinstance(host, ShardHost)
-    assert host.shards_dir == tmp_path / "shards"
+    assert type(host) is LocalHost  # not a Ray host: no cluster is joined or started
+    await host.open(ShardSpec("idx_m", 1, 2, 1, MAPPING, "en"))
+    seqs = await feed(host, "idx_m", 1, 2, SOURCE, after_seq=0)
+    assert seqs == {0: [LAST], 1: [LAST]}
+    assert (await host.search("idx_m", 1, {"q": "", "limit": 0}))["total"] == len(DOCS)
+    assert await host.get("idx_m", 1, DOCS[42]["id"]) == DOCS[42]
+    assert sorted(p.name for p in (tmp_path / "shards" / "idx_m" / "g1").iterdir()) == ["s0r0", "s1r0"]
+    await host.close()
 
 
 async def test_documents_land_on_their_shard_and_every_replica(hosts, tmp_path):
@@ -111,7 +117,7 @@ async def test_deletes_and_updates_by_sequence(hosts):
     changes = [{"seq": LAST + 1, "op": "delete", "id": target["id"]},
                {"seq": LAST + 2, "op": "upsert", "id": DOCS[6]["id"], "doc": {**DOCS[6], "title": "zebra hat"}}]
     seqs = await feed(sharded, "idx_a", 1, 3, changes, after_seq=LAST)
-    assert all(s == [LAST + 2, LAST + 2] for s in seqs.values())  # also the shards that got nothing
+    assert seqs == {s: [LAST + 2, LAST + 2] for s in range(3)}  # also the shards that got nothing
     assert await sharded.get("idx_a", 1, target["id"]) is None
     ans = await sharded.search("idx_a", 1, {"q": "zebra"})
     assert [h["id"] for h in ans["hits"]] == [DOCS[6]["id"]]
