@@ -33,7 +33,8 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     redis_prefix: str = "shopsearch:"
     ray_address: str | None = None
-    public_url: str = "http://127.0.0.1:8000"
+    public_url: str | None = Field(
+        default=None, description="Base of links in emails; unset: the address each request reached")
     secret_key: str | None = Field(default=None, description="Signs session tokens; generated into DATA_DIR when unset")
 
     smtp_host: str | None = None

@@ -55,7 +55,6 @@ def make_settings(backend: str, tmp: Path, mailbox: Mailbox, pg_url: str | None,
         "data_dir": tmp,
         "smtp_host": "127.0.0.1",
         "smtp_port": mailbox.port,
-        "public_url": "http://testserver",
         "secret_key": secrets.token_urlsafe(32),
         "log_level": "WARNING",
     }

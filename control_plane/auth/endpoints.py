@@ -13,6 +13,7 @@ from fastapi import APIRouter, BackgroundTasks, Cookie, Query, Request, Response
 from control_plane.access import SignedIn, forbid_impersonation
 from control_plane.auth import service, sessions
 from control_plane.auth.schemas import (
+    AcceptedOut,
     ChangePasswordIn,
     ForgotPasswordIn,
     ImpersonateIn,
@@ -32,6 +33,7 @@ from control_plane.auth.schemas import (
 from control_plane.db import isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.pagination import Limit
+from control_plane.public_url import links_base
 from control_plane.runtime import Runtime
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -62,8 +64,11 @@ def _login_out(result: sessions.SignIn) -> LoginOut:
 
 
 @router.post("/register", status_code=201, response_model=RegisterOut)
-def register(body: RegisterIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks) -> RegisterOut:
-    user, mail = service.register(db, runtime, body.email, body.password, body.name, body.organization_name)
+def register(
+    body: RegisterIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
+) -> RegisterOut:
+    links = links_base(request, runtime.settings.public_url)
+    user, mail = service.register(db, runtime, links, body.email, body.password, body.name, body.organization_name)
     _send(background, runtime, mail)
     return RegisterOut(user=UserOut.of(user))
 
@@ -75,13 +80,14 @@ def verify_email(db: SessionDep, token: Annotated[str, Query(min_length=1, max_l
     return VerifyEmailOut(email_verified=True)
 
 
-@router.post("/resend-verification", status_code=202, response_class=Response)
+@router.post("/resend-verification", status_code=202, response_model=AcceptedOut)
 def resend_verification(
-    principal: SignedIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
-) -> Response:
+    principal: SignedIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
+) -> AcceptedOut:
     """Sends a new link (earlier ones stop working); nothing is sent when already verified."""
-    _send(background, runtime, service.resend_verification(db, runtime, principal.user_id or ""))
-    return Response(status_code=202)
+    links = links_base(request, runtime.settings.public_url)
+    _send(background, runtime, service.resend_verification(db, runtime, links, principal.user_id or ""))
+    return AcceptedOut()
 
 
 @router.post("/login", response_model=LoginOut)
@@ -109,12 +115,14 @@ def logout(db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) ->
     return response
 
 
-@router.post("/forgot-password", status_code=202, response_class=Response)
+@router.post("/forgot-password", status_code=202, response_model=AcceptedOut)
 def forgot_password(
-    body: ForgotPasswordIn, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
-) -> Response:
-    _send(background, runtime, service.forgot_password(db, runtime, body.email))
-    return Response(status_code=202)
+    body: ForgotPasswordIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
+) -> AcceptedOut:
+    """The same 202 whether or not an account has this email (malformed ones included)."""
+    links = links_base(request, runtime.settings.public_url)
+    _send(background, runtime, service.forgot_password(db, runtime, links, body.email))
+    return AcceptedOut()
 
 
 @router.post("/reset-password", status_code=204, response_class=Response)

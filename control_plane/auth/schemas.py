@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from control_plane.auth.models import SessionFamily, User
 from control_plane.db import isoformat
+from control_plane.email_address import EmailAddress, EmailLookup
 
 PASSWORD_MIN = 10
 PASSWORD_MAX = 1024
@@ -23,19 +24,19 @@ NewPassword = Annotated[str, StringConstraints(min_length=PASSWORD_MIN, max_leng
 
 # --------------------------------------------------------------------------- requests
 class RegisterIn(Wire):
-    email: EmailStr
+    email: EmailAddress
     password: NewPassword
     name: str | None = Field(default=None, max_length=200)
     organization_name: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class LoginIn(Wire):
-    email: EmailStr
+    email: EmailLookup
     password: str = Field(max_length=PASSWORD_MAX)
 
 
 class ForgotPasswordIn(Wire):
-    email: EmailStr
+    email: EmailLookup
 
 
 class ResetPasswordIn(Wire):
@@ -73,6 +74,12 @@ class UserOut(Wire):
 
 class RegisterOut(Wire):
     user: UserOut
+
+
+class AcceptedOut(Wire):
+    """The body of a 202 that starts work off the request (an email)."""
+
+    status: Literal["accepted"] = "accepted"
 
 
 class VerifyEmailOut(Wire):

@@ -2,7 +2,8 @@
 
 Functions that must email someone return a :class:`Mail` instead of sending it, so the endpoint
 sends it after the transaction commits (and off the request path: an unknown email on
-forgot-password answers as fast as a known one).
+forgot-password answers as fast as a known one). ``links`` is the base of the links they hold
+(:func:`control_plane.public_url.links_base`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
 from control_plane.auth.sessions import revoke_families
 from control_plane.db import utcnow
+from control_plane.email_address import lookup_key, normalize_email
 from control_plane.org.service import create_organization
 from control_plane.runtime import Runtime
 from control_plane.security import hash_password, verify_password
@@ -33,18 +35,14 @@ class Mail:
     body: str
 
 
-def normalize_email(email: str) -> str:
-    return email.strip().lower()
-
-
-def _verification_mail(runtime: Runtime, user: User, token: str) -> Mail:
-    link = f"{runtime.settings.public_url.rstrip('/')}/v1/auth/verify-email?token={token}"
+def _verification_mail(links: str, user: User, token: str) -> Mail:
+    link = f"{links}/v1/auth/verify-email?token={token}"
     return Mail(user.email, "Verify your shopsearch email address",
                 f"Welcome to shopsearch.\n\nConfirm your email address by opening this link:\n{link}\n")
 
 
-def _reset_mail(runtime: Runtime, user: User, token: str) -> Mail:
-    link = f"{runtime.settings.public_url.rstrip('/')}/v1/auth/reset-password?token={token}"
+def _reset_mail(links: str, user: User, token: str) -> Mail:
+    link = f"{links}/v1/auth/reset-password?token={token}"
     return Mail(user.email, "Reset your shopsearch password",
                 "Someone asked to reset the password of this shopsearch account.\n"
                 f"Use this token to choose a new password (POST /v1/auth/reset-password):\n{link}\n\n"
@@ -52,7 +50,7 @@ def _reset_mail(runtime: Runtime, user: User, token: str) -> Mail:
 
 
 def register(
-    db: Session, runtime: Runtime, email: str, password: str, name: str | None, org_name: str | None
+    db: Session, runtime: Runtime, links: str, email: str, password: str, name: str | None, org_name: str | None
 ) -> tuple[User, Mail]:
     email = normalize_email(email)
     if repo.get_user_by_email(db, email) is not None:
@@ -63,7 +61,7 @@ def register(
         raise conflict("An account with this email already exists") from exc
     create_organization(db, org_name or f"{name or email.split('@')[0]}'s organization", user.id)
     token = repo.add_email_token(db, user.id, VERIFY, runtime.settings.email_token_ttl_seconds)
-    return user, _verification_mail(runtime, user, token)
+    return user, _verification_mail(links, user, token)
 
 
 def _bad_token() -> Exception:
@@ -82,19 +80,19 @@ def verify_email(db: Session, token: str) -> None:
     db.flush()
 
 
-def resend_verification(db: Session, runtime: Runtime, user_id: str) -> Mail | None:
+def resend_verification(db: Session, runtime: Runtime, links: str, user_id: str) -> Mail | None:
     """A fresh verification email (earlier links stop working); None when already verified."""
     user = current_user(db, user_id)
     if user.email_verified_at is not None:
         return None
     repo.expire_email_tokens(db, user.id, VERIFY)
     token = repo.add_email_token(db, user.id, VERIFY, runtime.settings.email_token_ttl_seconds)
-    return _verification_mail(runtime, user, token)
+    return _verification_mail(links, user, token)
 
 
-def forgot_password(db: Session, runtime: Runtime, email: str) -> Mail | None:
+def forgot_password(db: Session, runtime: Runtime, links: str, email: str) -> Mail | None:
     """A reset email when the account exists and the per-email limit allows one; never an error."""
-    user = repo.get_user_by_email(db, normalize_email(email))
+    user = repo.get_user_by_email(db, lookup_key(email))
     if user is None:
         return None
     try:
@@ -102,7 +100,7 @@ def forgot_password(db: Session, runtime: Runtime, email: str) -> Mail | None:
     except ServiceError:  # over the limit: silently send nothing
         return None
     token = repo.add_email_token(db, user.id, RESET, runtime.settings.email_token_ttl_seconds)
-    return _reset_mail(runtime, user, token)
+    return _reset_mail(links, user, token)
 
 
 def reset_password(db: Session, runtime: Runtime, token: str, password: str) -> None:

@@ -17,6 +17,7 @@ from control_plane.access import Principal, impersonation_expiry, revoke_family
 from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
 from control_plane.db import utcnow
+from control_plane.email_address import lookup_key
 from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token, verify_password
@@ -50,7 +51,7 @@ def _access_token(runtime: Runtime, family: SessionFamily, ttl: int | None = Non
 def login(db: Session, runtime: Runtime, email: str, password: str, user_agent: str | None, ip: str) -> SignIn:
     """Failed attempts count per email and per IP; once either limit is used up → 429."""
     settings = runtime.settings
-    email = email.strip().lower()
+    email = lookup_key(email)
     runtime.limiter.check(settings.login_limit_per_email, "login-email", email)
     runtime.limiter.check(settings.login_limit_per_ip, "login-ip", ip)
     user = repo.get_user_by_email(db, email)

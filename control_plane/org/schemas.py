@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import EmailStr
-
+from control_plane.email_address import EmailAddress
 from control_plane.org.wire import RequestModel, Timestamp, WireModel
 from shared.plans import PlanName
 
@@ -41,7 +40,7 @@ class MemberList(WireModel):
 
 
 class MemberIn(RequestModel):
-    email: EmailStr
+    email: EmailAddress
     role: Role
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from control_plane.api_key import service as key_service
 from control_plane.auth import repository as auth_repo
 from control_plane.db import isoformat, utcnow
+from control_plane.email_address import normalize_email
 from control_plane.org import repository as org_repo
 from control_plane.org import service as org_service
 from control_plane.project import service as project_service
@@ -53,9 +54,10 @@ def create_tenant(
     key_access: str | None = None,
 ) -> CreatedTenant:
     """A user owning a new organization with one project, and optionally a secret key."""
-    email = email.strip().lower()
-    if "@" not in email or email.startswith("@") or email.endswith("@"):
-        raise validation("Not an email address", [{"path": "email", "message": "not an email address"}])
+    try:
+        email = normalize_email(email)
+    except ValueError as exc:
+        raise validation("Not an email address", [{"path": "email", "message": str(exc)}]) from exc
     if len(password) < MIN_PASSWORD_LENGTH:
         raise validation(
             f"Passwords have at least {MIN_PASSWORD_LENGTH} characters",

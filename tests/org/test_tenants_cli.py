@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from cli.main import app as cli_app
 from shared.settings import get_settings
-from tests.factories import bearer
+from tests.factories import bearer, make_account
 
 
 @pytest.fixture
@@ -129,3 +129,29 @@ def test_show_unknown_org_fails(run):
     result = run("show", "org_does_not_exist", "--json")
     assert result.exit_code == 1
     assert result.stderr.startswith("error:")
+
+
+def test_a_test_domain_tenant_signs_in_and_can_be_added_as_a_member(app, client, run):
+    """The README's ``--email me@shop.test``: what the CLI accepts, sign-in and members accept too."""
+    email = f"Me-{secrets.token_hex(5)}@Shop.Test"
+    result = run("create", "--email", f" {email} ", "--password", "a-long-password", "--org", "My shop",
+                 "--project", "web", "--verified", "--json")
+    assert result.exit_code == 0, result.output
+    created = json.loads(result.stdout)
+    assert created["email"] == email.lower()
+    login = client.post("/v1/auth/login", json={"email": email.lower(), "password": "a-long-password"})
+    assert login.status_code == 200, login.text
+    assert login.json()["user"]["id"] == created["userId"]
+
+    owner = make_account(app)
+    added = client.post(f"/v1/orgs/{owner.org_id}/members", headers=owner.headers,
+                        json={"email": email.upper(), "role": "member"})
+    assert added.status_code == 201, added.text
+    assert added.json()["userId"] == created["userId"]
+
+
+@pytest.mark.parametrize("email", ["not-an-email", "me@localhost", "me@@shop.test"])
+def test_create_refuses_what_register_refuses(run, email):
+    result = run("create", "--email", email, "--password", "a-long-password", "--org", "O", "--project", "P")
+    assert result.exit_code == 1
+    assert "email" in result.stderr.lower()
