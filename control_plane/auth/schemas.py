@@ -79,6 +79,8 @@ class RegisterOut(Wire):
 class AcceptedOut(Wire):
     """The body of a 202 that starts work off the request (an email)."""
 
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     status: Literal["accepted"] = "accepted"
 
 
