@@ -74,9 +74,9 @@ SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
     },
 }
 
-SESSION = {"sessionToken": []}
-SECRET = {"secretKey": []}
-PUBLIC = {"publicKey": []}
+SESSION: dict[str, list[str]] = {"sessionToken": []}
+SECRET: dict[str, list[str]] = {"secretKey": []}
+PUBLIC: dict[str, list[str]] = {"publicKey": []}
 
 MEANING = {
     400: "VALIDATION_ERROR (or PROFILE_INVALID): malformed JSON, wrong types, missing fields; "

@@ -188,7 +188,8 @@ Origin = "{ORIGIN}"
 
 
 SUMMARY = re.compile(r"(\d+) generated")
-OPERATIONS = re.compile(r"Tested:\s+(\d+)")
+SELECTED = re.compile(r"Selected:\s+(\d+)/")
+TESTED = re.compile(r"Tested:\s+(\d+)")
 
 
 def run_pass(name: str, base: str, creds: dict[str, str], work: Path, examples: int, seed: int) -> dict[str, Any]:
@@ -203,11 +204,12 @@ def run_pass(name: str, base: str, creds: dict[str, str], work: Path, examples: 
     output = proc.stdout + proc.stderr
     (work / f"{name}.log").write_text(output)
     generated = SUMMARY.search(output)
-    operations = OPERATIONS.search(output)
+    selected, tested = SELECTED.search(output), TESTED.search(output)
     return {
         "pass": name,
         "exit": proc.returncode,
-        "operations": int(operations.group(1)) if operations else None,
+        "operations": int(selected.group(1)) if selected else None,
+        "tested": int(tested.group(1)) if tested else None,
         "test_cases": int(generated.group(1)) if generated else None,
         "seconds": round(time.monotonic() - started, 1),
         "failures": output[output.find("FAILURES"):][:20000] if proc.returncode else "",
@@ -218,7 +220,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--seed", type=int, default=20240801)
-    parser.add_argument("--passes", default="session:15,secret:15,anonymous:5",
+    parser.add_argument("--passes", default="session:10,secret:10,anonymous:3",
                         help="NAME:EXAMPLES (examples per operation) for each pass, comma-separated")
     parser.add_argument("--report", type=Path, required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")

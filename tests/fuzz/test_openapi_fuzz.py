@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # (backend, passes): the full three passes on the embedded default, a signed-in pass on PostgreSQL + Redis.
-RUNS = [("sqlite", "session:15,secret:15,anonymous:5"), ("postgres", "session:8")]
+RUNS = [("sqlite", "session:10,secret:10,anonymous:3"), ("postgres", "session:5")]
 
 
 def test_a_loopback_only_namespace_can_be_made():
@@ -43,7 +43,9 @@ def test_fuzz_every_operation(backend, passes, tmp_path):
         name = fuzz_pass["pass"]
         assert fuzz_pass["failures"] == "", f"{name}: {fuzz_pass['failures'][:6000]}"
         assert fuzz_pass["exit"] == 0, f"{name}: schemathesis exited {fuzz_pass['exit']}"
-        assert fuzz_pass["operations"] == operations, f"{name}: fuzzed {fuzz_pass['operations']} of {operations}"
+        assert fuzz_pass["operations"] == operations, f"{name}: selected {fuzz_pass['operations']} of {operations}"
+        # an operation whose few drawn cases were all duplicates counts as untested by schemathesis
+        assert fuzz_pass["tested"] >= operations - 2, f"{name}: tested {fuzz_pass['tested']} of {operations}"
         assert fuzz_pass["test_cases"] and fuzz_pass["test_cases"] >= operations
     assert [p["pass"] for p in report["passes"]] == [spec.partition(":")[0] for spec in passes.split(",")]
     assert report["server_errors"] == []
