@@ -1,8 +1,8 @@
 """Rate limits through the ``limits`` library: Redis counters when configured, memory otherwise.
 
 While Redis is unreachable the limits keep applying, counted by this instance alone (fail open to
-a local limiter): a sign-in is then limited per instance, not refused, and Redis is retried after
-``RETRY_SECONDS``.
+a local limiter): a sign-in is then limited per instance, not refused, and Redis is tried again
+after a :class:`~control_plane.sharedstate.Backoff`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from limits.storage import MemoryStorage, RedisStorage
 from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from limits.strategies import RateLimiter as RateLimiterStrategy
 
-from control_plane.sharedstate import RETRY_SECONDS
+from control_plane.sharedstate import Backoff
 from shared.errors import ErrorCode, ServiceError
 
 log = logging.getLogger("shopsearch.ratelimit")
@@ -37,21 +37,19 @@ class RateLimiter:
             storage = RedisStorage(redis_url, key_prefix=f"{prefix}limits", wrap_exceptions=True,
                                    socket_timeout=2, socket_connect_timeout=2)
             self._shared = kind(storage)
-        self._retry_at = 0.0
+        self.backoff = Backoff()
         self._items: dict[str, RateLimitItem] = {}
 
     def _run(self, op: Callable[[RateLimiterStrategy], T]) -> tuple[T, RateLimiterStrategy]:
         """``op`` on Redis, or on the local limiter while Redis is unreachable."""
-        if self._shared is not None and time.monotonic() >= self._retry_at:
+        if self._shared is not None and not self.backoff.closed():
             try:
                 result = op(self._shared)
             except StorageError as exc:
-                if not self._retry_at:
+                if self.backoff.failed():
                     log.warning("rate limits counted locally: Redis unreachable (%s)", exc.storage_error)
-                self._retry_at = time.monotonic() + RETRY_SECONDS
             else:
-                if self._retry_at:
-                    self._retry_at = 0.0
+                if self.backoff.succeeded():
                     log.warning("rate limits counted in Redis again")
                 return result, self._shared
         return op(self._local), self._local

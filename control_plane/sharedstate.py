@@ -5,8 +5,9 @@ Redis when ``REDIS_URL`` is set; an in-process equivalent on the embedded defaul
 When Redis cannot be reached, reads raise :class:`SharedStateUnavailable` so each caller picks its
 fallback (revocations: the database, which is the authority; epochs: no cached answers). Writes
 that must not be lost — revocations and epoch bumps — are kept and replayed by this instance as
-soon as Redis answers again. After a failure Redis is not tried again for ``RETRY_SECONDS``, so an
-unreachable Redis costs requests nothing while it lasts.
+soon as Redis answers again. After a failure Redis is not tried again for a while (:class:`Backoff`:
+1 s, doubling to 8 s while it keeps failing), so an unreachable Redis — even one that swallows
+packets until the 2 s socket timeout — costs requests almost nothing while it lasts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,33 @@ import redis
 
 log = logging.getLogger("shopsearch.sharedstate")
 T = TypeVar("T")
-RETRY_SECONDS = 1.0
+
+
+class Backoff:
+    """When to try Redis again after failures: 1 s after the first, doubling up to 8 s."""
+
+    def __init__(self, first: float = 1.0, longest: float = 8.0) -> None:
+        self.first, self.longest = first, longest
+        self.failures = 0
+        self._retry_at = 0.0
+
+    def closed(self) -> bool:
+        """True while Redis should not be tried."""
+        return bool(self.failures) and time.monotonic() < self._retry_at
+
+    def failed(self) -> bool:
+        """Record a failure; True when it is the first of an outage."""
+        self.failures += 1
+        self._retry_at = time.monotonic() + min(self.longest, self.first * 2 ** (self.failures - 1))
+        return self.failures == 1
+
+    def succeeded(self) -> bool:
+        """Record a success; True when it ends an outage."""
+        ended, self.failures = bool(self.failures), 0
+        return ended
+
+    def reset(self) -> None:
+        self.failures = 0
 
 
 class SharedStateUnavailable(Exception):
@@ -101,24 +128,22 @@ class RedisState:
         self.client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         self.prefix = prefix
         self._lock = threading.Lock()
-        self._retry_at = 0.0
+        self.backoff = Backoff()
         # writes to replay, by full key: ("set", deadline) for revocations, ("incr", 0) for epoch bumps
         self._kept: dict[str, tuple[str, float]] = {}
 
     def _call(self, fn: Callable[[], T]) -> T:
-        if time.monotonic() < self._retry_at:
+        if self.backoff.closed():
             raise SharedStateUnavailable("Redis is unreachable")
         try:
             if self._kept:
                 self._replay_kept()
             result = fn()
         except redis.RedisError as exc:
-            if self._retry_at == 0.0:
+            if self.backoff.failed():
                 log.warning("Redis unreachable (%s); falling back until it answers", exc)
-            self._retry_at = time.monotonic() + RETRY_SECONDS
             raise SharedStateUnavailable("Redis is unreachable") from exc
-        if self._retry_at:
-            self._retry_at = 0.0
+        if self.backoff.succeeded():
             log.warning("Redis answers again")
         return result
 

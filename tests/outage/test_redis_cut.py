@@ -72,7 +72,7 @@ def test_redis_cut_degrades_without_refusing(stack: Stack) -> None:
         stack.redis.restore()
 
     # back: the bump and the revocation kept meanwhile reach Redis, and caching resumes
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20  # Redis is tried again within 8 s
     revoked_key = f"{stack.redis_prefix}revoked:key:{created.json()['id']}"
     while int(direct.get(epoch_key) or 0) <= epoch_before or not direct.exists(revoked_key):
         assert time.monotonic() < deadline, "kept writes were not replayed"

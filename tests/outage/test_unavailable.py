@@ -134,7 +134,7 @@ def test_shared_state_falls_back_and_replays_when_redis_returns() -> None:
         assert first < 0 and second < 0 and first != second  # never a value a cache could hold
         assert direct.get(prefix + "epoch:index:idx_1") == b"1"
         proxy.restore()
-        state._retry_at = 0.0  # skip the 1 s pause before Redis is tried again
+        state.backoff.reset()  # skip the pause before Redis is tried again
         assert state.ping()
         assert state.is_revoked("key", "key_1") and index_epoch(state, "idx_1") == 2
         assert 0 < int(direct.ttl(prefix + "revoked:key:key_1")) <= 60
