@@ -19,8 +19,10 @@ a handle after resolving it.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
@@ -50,6 +52,7 @@ from control_plane.sharedstate import SharedStateUnavailable
 from control_plane.task.models import Task
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
+log = logging.getLogger("shopsearch.access")
 ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
 KEY_CACHE_SECONDS = 30.0
 LAST_USED_WRITE_SECONDS = 60.0
@@ -218,14 +221,24 @@ def _load_key_fresh(runtime: Runtime, db: Session | None, key_hash: str) -> KeyI
         return _load_key(fresh, key_hash)
 
 
+# ``lastUsedAt`` is written by one thread of its own: key checks run on the event loop, and a write
+# there would wait for the database's write lock while the request holding it waits for the loop to
+# commit (SQLite has one writer: that stalled every request for the busy timeout).
+_BOOKKEEPING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="key-last-used")
+
+
 def _touch_key(runtime: Runtime, key_id: str) -> None:
+    _BOOKKEEPING.submit(_write_last_used, runtime, key_id)
+
+
+def _write_last_used(runtime: Runtime, key_id: str) -> None:
     try:
         with runtime.sessions.begin() as session:
             row = session.get(ApiKey, key_id)
             if row is not None:
                 row.last_used_at = utcnow()
     except Exception:  # noqa: BLE001 - bookkeeping must never fail a request
-        pass
+        log.debug("recording when key %s was last used failed", key_id, exc_info=True)
 
 
 def bearer_token(request: Request) -> str:

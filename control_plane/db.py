@@ -1,13 +1,17 @@
-"""Database engine, the declarative base, and the one-transaction-per-request session dependency."""
+"""Database engine, the declarative base, sessions, and work that must follow a commit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from sqlalchemy import DateTime, Engine, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
+
+log = logging.getLogger("shopsearch.db")
+_AFTER_COMMIT = "shopsearch.after_commit"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -58,12 +62,37 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
 
 
+def after_commit(session: Session, fn: Callable[[], object]) -> None:
+    """Run ``fn`` right after the session's transaction commits; drop it if the transaction rolls back.
+
+    The one place for work that must follow a commit (waking task runners, moving index epochs,
+    sending mail, opening shards): it then never acts on a write that did not happen. Hooks run in
+    order; one that raises is logged and does not stop the others or fail the commit.
+    """
+    session.info.setdefault(_AFTER_COMMIT, []).append(fn)
+
+
+def _run_after_commit(session: Session) -> None:
+    for fn in session.info.pop(_AFTER_COMMIT, ()):
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - the write is committed; a follow-up must not undo the answer
+            log.exception("work after a commit failed")
+
+
+def _drop_after_commit(session: Session) -> None:
+    session.info.pop(_AFTER_COMMIT, None)
+
+
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine, expire_on_commit=False)
+    factory = sessionmaker(bind=engine, expire_on_commit=False)
+    event.listen(factory, "after_commit", _run_after_commit)
+    event.listen(factory, "after_rollback", _drop_after_commit)
+    return factory
 
 
 def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """Yield a session; commit when the block succeeds, roll back when it raises."""
+    """Yield a session; commit when the block succeeds (a failing commit raises), roll back when it raises."""
     session = factory()
     try:
         yield session

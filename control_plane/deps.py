@@ -24,7 +24,10 @@ def get_db(runtime: RuntimeDep) -> Iterator[Session]:
     yield from session_scope(runtime.sessions)
 
 
-SessionDep = Annotated[Session, Depends(get_db)]
+# ``scope="function"``: the transaction commits when the endpoint returns, before the answer is sent,
+# so a client acting on an answer always finds its write; a commit that fails answers an error
+# instead of the success status. (The default scope would commit after the response had gone out.)
+SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def client_ip(request: Request) -> str:

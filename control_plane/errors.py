@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -112,6 +112,13 @@ def install_error_handlers(app: FastAPI) -> None:
         for name, value in (exc.headers or {}).items():
             response.headers[name] = value
         return response
+
+    @app.exception_handler(IntegrityError)
+    async def _integrity_error(request: Request, _exc: IntegrityError) -> JSONBody:
+        # A concurrent writer won a race the service checks could not see (two creates of one name,
+        # one Idempotency-Key twice at once, a parent deleted meanwhile): the transaction rolled back.
+        log.info("write refused by a database constraint on %s %s", request.method, request.url.path)
+        return error_response(ServiceError(ErrorCode.CONFLICT, "The write conflicts with a concurrent change; nothing was saved"))
 
     async def _dependency_error(request: Request, exc: Exception) -> JSONBody:
         # Registered per class so FastAPI answers them without re-raising (as it does for Exception).

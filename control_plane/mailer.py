@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import smtplib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from email.message import EmailMessage
 
 from shared.settings import SmtpSettings
@@ -14,6 +16,22 @@ log = logging.getLogger("shopsearch.mail")
 class Mailer:
     def __init__(self, smtp: SmtpSettings) -> None:
         self.smtp = smtp
+        self._outbox: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def send_later(self, to: str, subject: str, body: str) -> None:
+        """Hand the message to the mail thread: an SMTP round trip never holds up an answer."""
+        with self._lock:
+            if self._outbox is None:
+                self._outbox = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
+            self._outbox.submit(self.send, to, subject, body)
+
+    def close(self) -> None:
+        """Deliver what is queued and stop the mail thread (a later ``send_later`` starts a new one)."""
+        with self._lock:
+            outbox, self._outbox = self._outbox, None
+        if outbox is not None:
+            outbox.shutdown(wait=True)
 
     def send(self, to: str, subject: str, body: str) -> None:
         if not self.smtp.host:

@@ -42,4 +42,5 @@ class Runtime:
         )
 
     def close(self) -> None:
+        self.mailer.close()
         self.engine.dispose()

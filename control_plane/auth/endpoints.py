@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Cookie, Query, Request, Response
+from fastapi import APIRouter, Cookie, Query, Request, Response
+from sqlalchemy.orm import Session
 
 from control_plane.access import SignedIn, forbid_impersonation
 from control_plane.auth import service, sessions
@@ -30,7 +31,7 @@ from control_plane.auth.schemas import (
     UserOut,
     VerifyEmailOut,
 )
-from control_plane.db import isoformat
+from control_plane.db import after_commit, isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.pagination import Limit
 from control_plane.public_url import links_base
@@ -43,9 +44,11 @@ COOKIE_PATH = "/v1/auth"
 RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, description="The refresh token set by login")]
 
 
-def _send(background: BackgroundTasks, runtime: Runtime, mail: service.Mail | None) -> None:
+def _send(db: Session, runtime: Runtime, mail: service.Mail | None) -> None:
+    """Send once the transaction that made the mail's token has committed (not from the answer's
+    background: the link must work when it arrives, and a failed commit sends nothing)."""
     if mail is not None:
-        background.add_task(runtime.mailer.send, mail.to, mail.subject, mail.body)
+        after_commit(db, lambda: runtime.mailer.send_later(mail.to, mail.subject, mail.body))
 
 
 def _set_refresh_cookie(response: Response, runtime: Runtime, token: str) -> None:
@@ -64,12 +67,10 @@ def _login_out(result: sessions.SignIn) -> LoginOut:
 
 
 @router.post("/register", status_code=201, response_model=RegisterOut)
-def register(
-    body: RegisterIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
-) -> RegisterOut:
+def register(body: RegisterIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> RegisterOut:
     links = links_base(request, runtime.settings.public_url)
     user, mail = service.register(db, runtime, links, body.email, body.password, body.name, body.organization_name)
-    _send(background, runtime, mail)
+    _send(db, runtime, mail)
     return RegisterOut(user=UserOut.of(user))
 
 
@@ -81,12 +82,10 @@ def verify_email(db: SessionDep, token: Annotated[str, Query(min_length=1, max_l
 
 
 @router.post("/resend-verification", status_code=202, response_model=AcceptedOut)
-def resend_verification(
-    principal: SignedIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
-) -> AcceptedOut:
+def resend_verification(principal: SignedIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> AcceptedOut:
     """Sends a new link (earlier ones stop working); nothing is sent when already verified."""
     links = links_base(request, runtime.settings.public_url)
-    _send(background, runtime, service.resend_verification(db, runtime, links, principal.user_id or ""))
+    _send(db, runtime, service.resend_verification(db, runtime, links, principal.user_id or ""))
     return AcceptedOut()
 
 
@@ -116,12 +115,10 @@ def logout(db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) ->
 
 
 @router.post("/forgot-password", status_code=202, response_model=AcceptedOut)
-def forgot_password(
-    body: ForgotPasswordIn, request: Request, db: SessionDep, runtime: RuntimeDep, background: BackgroundTasks
-) -> AcceptedOut:
+def forgot_password(body: ForgotPasswordIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> AcceptedOut:
     """The same 202 whether or not an account has this email (malformed ones included)."""
     links = links_base(request, runtime.settings.public_url)
-    _send(background, runtime, service.forgot_password(db, runtime, links, body.email))
+    _send(db, runtime, service.forgot_password(db, runtime, links, body.email))
     return AcceptedOut()
 
 

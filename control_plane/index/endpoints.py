@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 
 from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
+from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.index import service
@@ -47,7 +48,8 @@ def create_index(body: IndexCreate, access: ProjectWrite, db: SessionDep, runtim
     index = service.create_index(db, access, body.model_dump())
     from control_plane.index.shards import spec_for
 
-    get_bridge(runtime).ensure_open(spec_for(index, index.serving_generation, index.serving_mapping))
+    spec = spec_for(index, index.serving_generation, index.serving_mapping)
+    after_commit(db, lambda: get_bridge(runtime).ensure_open(spec))
     return service.index_view(index)
 
 
@@ -61,12 +63,14 @@ def delete_index(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Res
     index = service.get_index(db, access, access.index_id)
     index_id = index.id
     service.delete_index(db, index)
-    db.commit()
-    bump_index_epoch(runtime.state, index_id)
-    db.commit()
-    bridge = get_bridge(runtime)
-    bridge.forget(index_id)
-    bridge.submit("drop_index", index_id, delay=1.0)
+
+    def retire() -> None:
+        bump_index_epoch(runtime.state, index_id)
+        bridge = get_bridge(runtime)
+        bridge.forget(index_id)
+        bridge.submit("drop_index", index_id, delay=1.0)
+
+    after_commit(db, retire)
     return Response(status_code=204)
 
 
@@ -100,8 +104,8 @@ def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: Runt
     index = service.get_index(db, access, access.index_id)
     facets = [f.model_dump(by_alias=True, exclude_none=True) for f in body.facets]
     saved = service.put_facets(db, index, facets)
-    db.commit()  # searches must not see the new epoch before the new facets
-    bump_index_epoch(runtime.state, index.id)
+    index_id = index.id
+    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))  # not before: searches would cache the old facets
     return {"facets": saved}
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from sqlalchemy import select
 
 from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
+from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.index.models import Index
@@ -35,12 +36,15 @@ def get_org(access: OrgMember, db: SessionDep) -> OrgOut:
 def change_plan(body: PlanIn, access: OrgOwner, db: SessionDep, runtime: RuntimeDep) -> OrgOut:
     forbid_impersonation(access.principal, "Changing the plan")
     org = OrgOut.model_validate(service.change_plan(db, access.org_id, access.role, body.plan))
-    db.commit()
     # searches resolve their plan's quota once per index epoch: move the epochs of the org's indices
-    index_ids = db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
-                           .where(Project.org_id == access.org_id))
-    for index_id in index_ids:
-        bump_index_epoch(runtime.state, index_id)
+    index_ids = list(db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
+                                .where(Project.org_id == access.org_id)))
+
+    def move_epochs() -> None:
+        for index_id in index_ids:
+            bump_index_epoch(runtime.state, index_id)
+
+    after_commit(db, move_epochs)
     return org
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from control_plane.access import IndexRead, IndexWrite
+from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.errors import profile_validation_error, validation_error_as
@@ -56,8 +57,9 @@ def update_profile(
 ) -> Any:
     index = get_index(db, access, access.index_id)
     profile = service.update(db, access.project_id, index.id, index.mapping, profile_id, body)
-    db.commit()  # before the epoch moves: a search resolving in between must read the new settings
-    bump_index_epoch(runtime.state, index.id)
+    index_id = index.id
+    # after the commit: a search resolving in between must read the new settings under the new epoch
+    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))
     return service.to_out(profile)
 
 
@@ -65,6 +67,6 @@ def update_profile(
 def delete_profile(profile_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Response:
     get_index(db, access, access.index_id)
     service.delete(db, access.project_id, access.index_id, profile_id)
-    db.commit()  # before the epoch moves (see update_profile)
-    bump_index_epoch(runtime.state, access.index_id)
+    index_id = access.index_id
+    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))  # see update_profile
     return Response(status_code=204)

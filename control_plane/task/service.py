@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from control_plane.db import isoformat, utcnow
+from control_plane.db import after_commit, isoformat, utcnow
 from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.task.models import Task
 from shared.errors import not_found, validation
@@ -30,7 +30,7 @@ FINAL_STATUSES = ("succeeded", "failed", "canceled")
 ACTIVE_STATUSES = ("enqueued", "processing")
 REBUILD_TYPES = ("index.reindex", "mapping.update")
 
-# Called after a transaction that enqueued tasks commits (wakes in-process runners).
+# Called once a transaction that enqueued tasks has committed (wakes in-process runners).
 _wakers: list[Callable[[], None]] = []
 
 
@@ -73,7 +73,7 @@ def enqueue(
     )
     db.add(task)
     db.flush()
-    wake_runners()
+    after_commit(db, wake_runners)
     return task
 
 
