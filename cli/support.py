@@ -6,10 +6,9 @@ import getpass
 
 import typer
 
+from cli.database import transaction
 from control_plane.auth.sessions import IMPERSONATION_CODE_TTL_SECONDS, issue_impersonation_code
-from control_plane.db import make_engine, make_sessionmaker
 from shared.errors import ServiceError
-from shared.settings import get_settings
 
 app = typer.Typer(help="Support tools (operators).", no_args_is_help=True)
 
@@ -27,14 +26,11 @@ def impersonation_code(
     by: str = typer.Option(None, "--by", help="Who is impersonating (shown to the session); default: OS user"),
 ) -> None:
     """Print a one-time code for POST /v1/auth/impersonate (valid 10 minutes)."""
-    engine = make_engine(get_settings().resolved_database_url)
     try:
-        with make_sessionmaker(engine).begin() as db:
+        with transaction() as db:
             code = issue_impersonation_code(db, org_id, f"support:{by or _operator()}")
     except ServiceError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(1) from exc
-    finally:
-        engine.dispose()
     typer.echo(code)
     typer.echo(f"valid for {IMPERSONATION_CODE_TTL_SECONDS // 60} minutes, once", err=True)

@@ -13,11 +13,10 @@ from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.db import make_engine, make_sessionmaker
+from cli.database import operator_sessions
 from control_plane.task import service
 from control_plane.task.models import Task
 from shared.errors import ServiceError
-from shared.settings import get_settings
 
 app = typer.Typer(help="List and wait for tasks (operators).", no_args_is_help=True)
 console = Console()
@@ -25,7 +24,7 @@ err = Console(stderr=True)
 
 
 def sessions() -> sessionmaker[Session]:
-    return make_sessionmaker(make_engine(get_settings().resolved_database_url))
+    return operator_sessions()
 
 
 def fail(message: str) -> None:

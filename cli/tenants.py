@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -13,10 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
-from control_plane.db import make_engine, make_sessionmaker
+from cli.database import transaction
 from control_plane.org import tenants as tenant_service
 from shared.errors import ServiceError
-from shared.settings import get_settings
 
 app = typer.Typer(help="Create and inspect tenants (operators).", no_args_is_help=True)
 console = Console()
@@ -29,20 +27,10 @@ class KeyAccess(StrEnum):
     read = "read"
 
 
-@contextmanager
-def _transaction() -> Iterator[Session]:
-    engine = make_engine(get_settings().resolved_database_url)
-    try:
-        with make_sessionmaker(engine).begin() as db:
-            yield db
-    finally:
-        engine.dispose()
-
-
 def _run(work: Callable[[Session], T]) -> T:
     """Runs ``work`` in one transaction; a failure prints a clear message and exits with 1."""
     try:
-        with _transaction() as db:
+        with transaction() as db:
             return work(db)
     except ServiceError as exc:
         message = exc.message

@@ -155,3 +155,26 @@ def test_create_refuses_what_register_refuses(run, email):
     result = run("create", "--email", email, "--password", "a-long-password", "--org", "O", "--project", "P")
     assert result.exit_code == 1
     assert "email" in result.stderr.lower()
+
+
+def test_operator_commands_work_on_a_fresh_data_directory(tmp_path):
+    """A real process on an empty data directory: the CLI migrates first, as ``serve`` does."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
+    env["SHOPSEARCH_DATA_DIR"] = str(tmp_path / "fresh")
+    created = subprocess.run(
+        [sys.executable, "-m", "cli.main", "tenants", "create", "--email", "me@shop.test", "--password",
+         "a long password", "--org", "My shop", "--project", "web", "--with-key", "read", "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert created.returncode == 0, created.stderr
+    org_id = json.loads(created.stdout)["orgId"]
+    shown = subprocess.run([sys.executable, "-m", "cli.main", "tenants", "show", org_id, "--json"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["id"] == org_id
