@@ -6,7 +6,8 @@ the label dependencies below (``SignedIn``, ``OrgMember`` … ``ProjectWrite``, 
 decide, always in this order (spec §5 rules 2 and 5, §7):
 
 1. who is calling (401);
-2. tenancy: the organization or project in the path is the caller's (else 404);
+2. tenancy: the organization or project in the path is the caller's (else 404); an
+   impersonation's is only the organization its code was issued for (``Principal.reaches_org``);
 3. existence: every id under it in the path (index, profile, replace session, document, key,
    task, member) belongs to that parent and, for an index-scoped key, to its index (else 404);
 4. only then the caller's role, key access or credential type (403).
@@ -76,6 +77,8 @@ class Principal:
     family_id: str | None = None
     impersonated_by: str | None = None
     key: KeyInfo | None = None
+    # An impersonation's organization: the only one it reaches (see ``reaches_org``).
+    org_scope: str | None = None
 
     @property
     def is_user(self) -> bool:
@@ -84,6 +87,10 @@ class Principal:
     @property
     def impersonating(self) -> bool:
         return self.impersonated_by is not None
+
+    def reaches_org(self, org_id: str) -> bool:
+        """An impersonation reaches only the organization its code was issued for."""
+        return self.org_scope is None or self.org_scope == org_id
 
 
 @dataclass
@@ -265,10 +272,13 @@ def principal_from_token(runtime: Runtime, db: Session | None, token: str) -> Pr
     family = _load_family(runtime, db, claims.family_id)
     if family is None or family.revoked_at is not None or family.user_id != claims.user_id:
         raise unauthenticated("Session revoked")
+    if family.impersonated_by is not None and family.org_id is None:  # unscoped: refused, never widened
+        raise unauthenticated("Session revoked")
     if family.expires_at is not None and family.expires_at <= utcnow():
         raise unauthenticated("Session expired")
     return Principal(
-        kind="user", user_id=claims.user_id, family_id=claims.family_id, impersonated_by=family.impersonated_by
+        kind="user", user_id=claims.user_id, family_id=claims.family_id, impersonated_by=family.impersonated_by,
+        org_scope=family.org_id,
     )
 
 
@@ -439,7 +449,7 @@ def _org_dependency(min_role: str):  # type: ignore[no-untyped-def]
                 raise not_found("Organization")
         else:
             assert principal.user_id is not None
-            role = _membership_role(db, org_id, principal.user_id)
+            role = _membership_role(db, org_id, principal.user_id) if principal.reaches_org(org_id) else None
             if role is None:
                 raise not_found("Organization")
         member_id = request.path_params.get("user_id")
@@ -475,7 +485,7 @@ def _project_tenancy(db: Session, principal: Principal, project_id: str) -> Proj
         .join(Membership, Membership.org_id == Project.org_id)
         .where(Project.id == project_id, Membership.user_id == principal.user_id)
     ).first()
-    if row is None:
+    if row is None or not principal.reaches_org(row[0]):
         raise not_found("Project")
     org_id, role = row
     return ProjectAccess(project_id=project_id, org_id=org_id, principal=principal, role=role)
@@ -602,6 +612,8 @@ def _refuse_user_on_storefront(runtime: Runtime, db: Session | None, principal: 
             .join(Profile, Profile.project_id == Project.id)
             .where(Profile.profile_key == handle, Membership.user_id == principal.user_id)
         )
+        if principal.org_scope is not None:
+            query = query.where(Project.org_id == principal.org_scope)
         if db is None:
             with runtime.sessions() as fresh:
                 visible = fresh.scalar(query) is not None

@@ -43,11 +43,14 @@ def runtime_of(app) -> Runtime:  # type: ignore[no-untyped-def]
     return app.state.runtime  # type: ignore[no-any-return]
 
 
-def sign_in(app, user_id: str, impersonated_by: str | None = None) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def sign_in(  # type: ignore[no-untyped-def]
+    app, user_id: str, impersonated_by: str | None = None, org_id: str | None = None
+) -> tuple[str, str]:
+    """A session of ``user_id``; an impersonation (``impersonated_by``) reaches only ``org_id``."""
     runtime = runtime_of(app)
     with runtime.sessions.begin() as db:
         family = SessionFamily(id=new_id("fam"), user_id=user_id, user_agent="pytest", ip="127.0.0.1",
-                               impersonated_by=impersonated_by)
+                               impersonated_by=impersonated_by, org_id=org_id)
         db.add(family)
     token, _ = issue_access_token(runtime.settings.signing_key(), user_id, family.id,
                                   runtime.settings.access_token_ttl_seconds)

@@ -32,6 +32,8 @@ class SessionFamily(Base):
     ip: Mapped[str | None] = mapped_column(String(64))
     revoked_at: Mapped[datetime | None]
     impersonated_by: Mapped[str | None] = mapped_column(String(200))
+    # An impersonation reaches only the organization its code was issued for (set with impersonated_by).
+    org_id: Mapped[str | None] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
     expires_at: Mapped[datetime | None]
 
 

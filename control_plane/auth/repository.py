@@ -80,10 +80,11 @@ def add_family(
     ip: str | None,
     impersonated_by: str | None = None,
     expires_at: datetime | None = None,
+    org_id: str | None = None,
 ) -> SessionFamily:
     family = SessionFamily(
         id=new_id("fam"), user_id=user_id, user_agent=(user_agent or None) and user_agent[:500],
-        ip=ip, impersonated_by=impersonated_by, expires_at=expires_at,
+        ip=ip, impersonated_by=impersonated_by, expires_at=expires_at, org_id=org_id,
     )
     db.add(family)
     db.flush()

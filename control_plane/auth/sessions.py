@@ -152,7 +152,8 @@ def issue_impersonation_code(db: Session, org_id: str, issued_by: str) -> str:
 
 
 def impersonate(db: Session, runtime: Runtime, code: str, user_agent: str | None, ip: str) -> SignIn:
-    """A session as the organization's owner that ends at ``family.expires_at``.
+    """A session as the organization's owner that ends at ``family.expires_at`` and reaches only
+    that organization (the owner's other organizations answer 404 to it).
 
     No refresh cookie: the access token lives as long as the impersonation itself, so support
     staff never hold a refresh chain of a customer's account.
@@ -164,7 +165,7 @@ def impersonate(db: Session, runtime: Runtime, code: str, user_agent: str | None
         raise unauthenticated("Invalid, used or expired impersonation code")
     ttl = runtime.settings.impersonation_ttl_seconds
     family = repo.add_family(db, user.id, user_agent, ip, impersonated_by=row.issued_by,
-                             expires_at=impersonation_expiry(runtime))
+                             expires_at=impersonation_expiry(runtime), org_id=row.org_id)
     token, expires_in = _access_token(runtime, family, ttl)
     return SignIn(user, token, expires_in)
 

@@ -23,7 +23,8 @@ router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
 @router.get("/orgs", summary="List the caller's organizations")
 def list_orgs(principal: SignedIn, db: SessionDep, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> OrgList:
     assert principal.user_id is not None
-    items, next_cursor = service.list_orgs(db, principal.user_id, limit=limit, cursor=cursor)
+    items, next_cursor = service.list_orgs(db, principal.user_id, limit=limit, cursor=cursor,
+                                           only_org=principal.org_scope)
     return OrgList(items=[OrgOut.model_validate(item) for item in items], next_cursor=next_cursor)
 
 

@@ -13,13 +13,15 @@ from control_plane.org.wire import AnyRow, keyset_page
 
 
 def list_user_orgs(
-    db: Session, user_id: str, *, limit: int, cursor: str | None
+    db: Session, user_id: str, *, limit: int, cursor: str | None, only_org: str | None = None
 ) -> tuple[Sequence[AnyRow], str | None]:
     stmt = (
         select(Organization, Membership.role)
         .join(Membership, Membership.org_id == Organization.id)
         .where(Membership.user_id == user_id)
     )
+    if only_org is not None:
+        stmt = stmt.where(Membership.org_id == only_org)
     return keyset_page(
         db, stmt, Organization.created_at, Organization.id, limit=limit, cursor=cursor,
         key=lambda row: (row[0].created_at, row[0].id),

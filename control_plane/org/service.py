@@ -60,8 +60,11 @@ def create_organization(db: Session, name: str, owner_user_id: str, plan: str = 
 
 
 # --------------------------------------------------------------------------- organizations
-def list_orgs(db: Session, user_id: str, *, limit: int, cursor: str | None) -> tuple[list[OrgView], str | None]:
-    rows, next_cursor = repository.list_user_orgs(db, user_id, limit=limit, cursor=cursor)
+def list_orgs(
+    db: Session, user_id: str, *, limit: int, cursor: str | None, only_org: str | None = None
+) -> tuple[list[OrgView], str | None]:
+    """The user's organizations; ``only_org`` narrows an impersonation to the one it reaches."""
+    rows, next_cursor = repository.list_user_orgs(db, user_id, limit=limit, cursor=cursor, only_org=only_org)
     return [_org_view(org, role) for org, role in rows], next_cursor
 
 

@@ -81,5 +81,5 @@ def assert_error(response, status: int, code: str) -> dict[str, Any]:  # type: i
 
 
 def impersonated(app, account: Account) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    token, _ = sign_in(app, account.user_id, impersonated_by="support:alice")
+    token, _ = sign_in(app, account.user_id, impersonated_by="support:alice", org_id=account.org_id)
     return bearer(token)
