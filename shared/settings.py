@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     email_token_ttl_seconds: int = 24 * 3600
     impersonation_ttl_seconds: int = 3600
     max_body_bytes: int = 10 * 1024 * 1024
+    # One document, as stored (serialized JSON); larger ones answer 400 at upload.
+    max_document_bytes: int = 100 * 1024
     login_limit_per_email: str = "10/minute"
     login_limit_per_ip: str = "30/minute"
     status_limit_per_ip: str = "60/minute"

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Header, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from control_plane.access import IndexRead, IndexWrite
-from control_plane.deps import SessionDep
+from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.document import service
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
@@ -71,7 +71,7 @@ class SessionUploadOut(BaseModel):
 
 
 def _idempotent(db: Any, index_id: str, route: str, key: str | None, body: Any, run: Any) -> JSONBody:
-    service.refuse_oversized_ints(body)  # before the body is hashed (orjson refuses them)
+    service.refuse_malformed_json(body)  # before the body is hashed: orjson refuses what it can't encode
     if not key:
         status, answer = run()
         return JSONBody(answer, status_code=status)
@@ -85,11 +85,13 @@ def _idempotent(db: Any, index_id: str, route: str, key: str | None, body: Any, 
 
 
 @router.post(INDEX + "/documents", status_code=202, summary="Add or replace documents", response_model=TaskAccepted)
-def upload_documents(access: IndexWrite, db: SessionDep, body: Documents, idempotency_key: IdempotencyKey = None) -> Any:
+def upload_documents(access: IndexWrite, db: SessionDep, runtime: RuntimeDep, body: Documents,
+                     idempotency_key: IdempotencyKey = None) -> Any:
     index = get_index(db, access, access.index_id)
+    max_bytes = runtime.settings.max_document_bytes
 
     def run() -> tuple[int, Any]:
-        return 202, {"taskId": service.upload_documents(db, index, body).id}
+        return 202, {"taskId": service.upload_documents(db, index, body, max_bytes=max_bytes).id}
 
     return _idempotent(db, index.id, "documents", idempotency_key, body, run)
 
@@ -140,10 +142,10 @@ def get_session(session_id: str, access: IndexRead, db: SessionDep) -> Any:
 
 @router.post(INDEX + "/replace-sessions/{session_id}/documents", summary="Upload documents into a replace session",
              response_model=SessionUploadOut)
-def upload_to_session(session_id: str, access: IndexWrite, db: SessionDep, body: Documents) -> Any:
+def upload_to_session(session_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep, body: Documents) -> Any:
     index = get_index(db, access, access.index_id)
     session = service.get_session(db, index, session_id, lock=True)
-    return service.upload_to_session(db, index, session, body)
+    return service.upload_to_session(db, index, session, body, max_bytes=runtime.settings.max_document_bytes)
 
 
 @router.post(INDEX + "/replace-sessions/{session_id}/commit", status_code=202,

@@ -31,6 +31,7 @@ MAX_ID_LENGTH = 512
 IDEMPOTENCY_TTL = timedelta(hours=24)
 SESSION_IDLE = timedelta(hours=24)
 MAX_ERRORS = 100
+DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024  # Settings.max_document_bytes
 
 
 # --------------------------------------------------------------------------- parsing / validation
@@ -44,30 +45,43 @@ def parse_json_body(raw: bytes) -> Any:
 
 
 INT64 = (-(2**63), 2**63 - 1)
+# Containers nested in one document (the document itself is level 1). orjson (the stored and the
+# engine's form) stops at 255 levels; a product record needs a handful.
+MAX_DOCUMENT_DEPTH = 32
+# Ids the engine keeps its own records under (shard metadata, sequence markers).
+RESERVED_ID_PREFIX = "__shopsearch"
 
 
-def oversized_int(value: Any, path: str = "") -> str | None:
-    """The path of the first integer outside 64 bits (JSON allows them; orjson, the stored form and
-    the engine do not), or None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return path if not INT64[0] <= value <= INT64[1] else None
-    if isinstance(value, list):
-        items: Any = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-    elif isinstance(value, dict):
-        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
-    else:
-        return None
-    for sub_path, sub in items:
-        found = oversized_int(sub, sub_path)
-        if found is not None:
-            return found
+def json_problem(value: Any, max_depth: int, path: str = "") -> dict[str, str] | None:
+    """The first ``{path, message}`` of a JSON value nested deeper than ``max_depth`` containers or
+    holding an integer outside 64 bits (JSON allows both; orjson, the stored form and the engine
+    do not), or None. Iterative: a body nested a thousand levels must not exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 1)]
+    while stack:
+        current, at, depth = stack.pop()
+        if isinstance(current, bool):
+            continue
+        if isinstance(current, int):
+            if not INT64[0] <= current <= INT64[1]:
+                return {"path": at, "message": "integer out of range"}
+            continue
+        if isinstance(current, list):
+            items: list[tuple[str, Any]] = [(f"{at}[{i}]", v) for i, v in enumerate(current)]
+        elif isinstance(current, dict):
+            items = [(f"{at}.{k}" if at else str(k), v) for k, v in current.items()]
+        else:
+            continue
+        if depth > max_depth:
+            return {"path": at, "message": f"nested deeper than {max_depth} levels"}
+        stack.extend((v, sub, depth + 1) for sub, v in reversed(items))
     return None
 
 
-def refuse_oversized_ints(body: Any) -> None:
-    path = oversized_int(body)
-    if path is not None:
-        raise validation("Integers must fit in 64 bits", [{"path": path, "message": "integer out of range"}])
+def refuse_malformed_json(body: Any, max_depth: int = MAX_DOCUMENT_DEPTH + 1) -> None:
+    """400 for a body orjson cannot encode (too deep, or integers beyond 64 bits): before hashing."""
+    problem = json_problem(body, max_depth)
+    if problem is not None:
+        raise validation("The body cannot be stored", [problem])
 
 
 def coerce_id(value: Any) -> str | None:
@@ -133,24 +147,43 @@ _TYPE_NAMES = {
 }
 
 
-def validate_documents(items: Any, mapping: dict[str, Any], *, max_items: int = MAX_DOCUMENTS) -> list[tuple[str, dict[str, Any]]]:
+def document_problems(doc: dict[str, Any], path: str, max_bytes: int) -> list[dict[str, str]]:
+    """What would make an accepted document fail later (in the task, in the engine): nesting,
+    integers beyond 64 bits, size."""
+    problem = json_problem(doc, MAX_DOCUMENT_DEPTH, path)
+    if problem is not None:
+        return [problem]
+    size = len(orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))
+    if size > max_bytes:
+        return [{"path": path, "message": f"the document is {size} bytes; at most {max_bytes}"}]
+    return []
+
+
+def validate_documents(
+    items: Any, mapping: dict[str, Any], *, max_items: int = MAX_DOCUMENTS, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> list[tuple[str, dict[str, Any]]]:
     """Every document checked before anything is written; ``[(doc_id, body)]`` (last wins per id)."""
     if not isinstance(items, list):
         raise validation("The body must be a JSON array of documents", [{"path": "", "message": "expected an array"}])
     if len(items) > max_items:
         raise ServiceError(ErrorCode.PAYLOAD_TOO_LARGE, f"At most {max_items} documents per upload ({len(items)} sent)")
-    refuse_oversized_ints(items)
     id_field = mapping.get("idField", "id")
     fields: dict[str, Any] = mapping.get("fields") or {}
     errors: list[dict[str, Any]] = []
     out: dict[str, dict[str, Any]] = {}
     for i, doc in enumerate(items):
+        shape = document_problems(doc, f"[{i}]", max_bytes) if isinstance(doc, dict) else []
         if not isinstance(doc, dict):
             errors.append({"path": f"[{i}]", "message": "a document must be an object"})
+        elif shape:
+            errors.extend(shape)
         else:
             doc_id = coerce_id(doc.get(id_field))
             if doc_id is None:
                 errors.append({"path": f"[{i}].{id_field}", "message": "missing id: a non-empty string or an integer"})
+            elif doc_id.startswith(RESERVED_ID_PREFIX):
+                errors.append({"path": f"[{i}].{id_field}", "message": f"ids starting with {RESERVED_ID_PREFIX} are reserved"})
+                doc_id = None
             for name, spec in fields.items():
                 value = doc.get(name)
                 if value is None or name == id_field:
@@ -265,8 +298,8 @@ def _check_document_quota(db: Session, index: Index, docs: list[tuple[str, dict[
 
 
 # --------------------------------------------------------------------------- write routes
-def upload_documents(db: Session, index: Index, items: Any) -> Task:
-    docs = validate_documents(items, index.mapping)
+def upload_documents(db: Session, index: Index, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Task:
+    docs = validate_documents(items, index.mapping, max_bytes=max_bytes)
     received = len(items)
     _check_document_quota(db, index, docs)
     last = reserve_seqs(db, index.id, len(docs)) if docs else index.seq
@@ -274,7 +307,7 @@ def upload_documents(db: Session, index: Index, items: Any) -> Task:
         upsert_rows(db, index.id, docs, last)
     return tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="documents.upsert", seq=last,
-        details={"received": received},
+        details={"received": received}, payload={"fromSeq": last - len(docs) + 1},
     )
 
 
@@ -454,9 +487,11 @@ def staged_count(db: Session, session_id: str) -> int:
     return int(db.scalar(select(func.count()).select_from(StagedDocument).where(StagedDocument.session_id == session_id)) or 0)
 
 
-def upload_to_session(db: Session, index: Index, session: ReplaceSession, items: Any) -> dict[str, Any]:
+def upload_to_session(
+    db: Session, index: Index, session: ReplaceSession, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> dict[str, Any]:
     _require_open(db, session)
-    docs = validate_documents(items, session.mapping or index.mapping)
+    docs = validate_documents(items, session.mapping or index.mapping, max_bytes=max_bytes)
     limits = plan_limits_for_project(db, index.project_id)
     if limits is not None and session.document_count + len(docs) > limits.max_documents_per_index:
         count = staged_count(db, session.id)

@@ -8,6 +8,7 @@ point (a runner killed mid-task) is simply run again.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.document.models import Document, StagedDocument
 from control_plane.index.shards import MARKER_ID, ShardBridge
+from search_workers.host import HostError
+
+log = logging.getLogger("shopsearch.tasks")
 
 PAGE_ROWS = 5000
 
@@ -63,11 +67,13 @@ def catch_up(
     source: Source | None = None,
     checkpoint: Checkpoint | None = None,
     page_rows: int | None = None,
+    rejected: list[dict[str, Any]] | None = None,
 ) -> dict[int, int]:
     """Bring every replica of every shard of ``generation`` to ``upto``; returns ``{shard: min seq}``.
 
     ``flush_seq``: shards behind it get a flush first (every document before it is gone).
     ``checkpoint(done_seq, upto)`` is called between pages (lease renewal, cancel, progress).
+    ``rejected`` collects ``{id, seq, error}`` of documents the engine refused (see :func:`_apply`).
     """
     source = source or Source(index_id)
     page_rows = page_rows or PAGE_ROWS
@@ -99,7 +105,7 @@ def catch_up(
             else:
                 batches.setdefault(shard_no, []).append({"seq": seq, "op": "upsert", "id": doc_id, "doc": body})
         if batches:
-            for s, result in bridge.apply_many(index_id, generation, batches).items():
+            for s, result in _apply(bridge, index_id, generation, batches, rejected).items():
                 low[s] = _min_seq(result)
         cursor = rows[-1][2]
         if checkpoint is not None:
@@ -109,6 +115,38 @@ def catch_up(
         for s, result in bridge.apply_many(index_id, generation, behind).items():
             low[s] = _min_seq(result)
     return low
+
+
+def _apply(
+    bridge: ShardBridge, index_id: str, generation: int, batches: dict[int, list[dict[str, Any]]],
+    rejected: list[dict[str, Any]] | None,
+) -> dict[int, list[int]]:
+    """``bridge.apply_many``; when a batch fails for another reason than an unreachable shard, it is
+    applied again one change at a time, and a document the engine refuses is applied as a delete of
+    its id at its sequence (reported in ``rejected``). One bad stored document then fails the task
+    that wrote it, instead of every later write to the index (each re-feeds it from the database)."""
+    try:
+        return bridge.apply_many(index_id, generation, batches)
+    except (HostError, TimeoutError):
+        raise
+    except Exception as first:  # noqa: BLE001 - any engine failure: find the document behind it
+        results: dict[int, list[int]] = {}
+        for s, changes in batches.items():
+            for change in changes:
+                try:
+                    results[s] = bridge.apply_many(index_id, generation, {s: [change]})[s]
+                except (HostError, TimeoutError):
+                    raise
+                except Exception as exc:
+                    if change["op"] != "upsert":
+                        raise first from exc
+                    tombstone = {"seq": change["seq"], "op": "delete", "id": change["id"]}
+                    results[s] = bridge.apply_many(index_id, generation, {s: [tombstone]})[s]
+                    log.warning("document %r of %s (seq %s) cannot be indexed: %r", change["id"], index_id,
+                                change["seq"], exc)
+                    if rejected is not None:
+                        rejected.append({"id": change["id"], "seq": change["seq"], "error": type(exc).__name__})
+        return results
 
 
 def _min_seq(result: list[int]) -> int:

@@ -54,8 +54,9 @@ def _load_index(sessions: sessionmaker[Session], index_id: str) -> Index:
 
 
 # --------------------------------------------------------------------------- serving sync
-def sync_serving(ctx: TaskContext, target: int | None = None) -> Index:
-    """Make search reflect every change up to the index's sequence; fails over to a retry."""
+def sync_serving(ctx: TaskContext, target: int | None = None, rejected: list[dict[str, Any]] | None = None) -> Index:
+    """Make search reflect every change up to the index's sequence; fails over to a retry.
+    ``rejected`` collects the documents the engine refused (see ``sync.catch_up``)."""
     index = _load_index(ctx.sessions, ctx.claim.index_id)
     generation = index.serving_generation
     ctx.bridge.ensure_open(spec_for(index, generation, index.serving_mapping))
@@ -66,7 +67,7 @@ def sync_serving(ctx: TaskContext, target: int | None = None) -> Index:
 
     low = catch_up(
         ctx.sessions, ctx.bridge, index_id=index.id, generation=generation, shards=index.shards,
-        upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint,
+        upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint, rejected=rejected,
     )
     if any(seq < target for seq in low.values()):
         raise TaskRetry(f"shards of {index.id} are behind {target}: {low}")
@@ -75,7 +76,13 @@ def sync_serving(ctx: TaskContext, target: int | None = None) -> Index:
 
 def _document_task(ctx: TaskContext) -> None:
     claim = ctx.claim
-    index = sync_serving(ctx, claim.seq or 0)
+    rejected: list[dict[str, Any]] = []
+    index = sync_serving(ctx, claim.seq or 0, rejected)
+    own = [r for r in rejected if int(claim.payload.get("fromSeq", 0)) <= r["seq"] <= (claim.seq or 0)]
+    if own:
+        ids = ", ".join(repr(r["id"]) for r in own[:10])
+        raise TaskFailed("VALIDATION_ERROR", f"The search engine refused {len(own)} document(s) ({ids}; "
+                         f"{own[0]['error']}): they are stored but not searchable; fix or delete them")
     with ctx.sessions.begin() as db:
         count = documents.live_count(db, index.id)
         db.execute(update(Index).where(Index.id == index.id).values(document_count=count))
@@ -347,7 +354,7 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
         errors: list[dict[str, Any]] = []
         for i, item in enumerate(items):
             try:
-                valid.extend(documents.validate_documents([item], index.mapping))
+                valid.extend(documents.validate_documents([item], index.mapping, max_bytes=ctx.settings.max_document_bytes))
             except ServiceError as exc:
                 for detail in exc.details or []:
                     if len(errors) < 20:
