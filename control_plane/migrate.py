@@ -22,4 +22,6 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(settings: Settings, revision: str = "head") -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    command.upgrade(alembic_config(settings.resolved_database_url), revision)
+    config = alembic_config(settings.resolved_database_url)
+    config.attributes["settings"] = settings  # data migrations that need the secret key read it here
+    command.upgrade(config, revision)

@@ -5,8 +5,6 @@ Services flush, never commit (the request's session dependency commits).
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +14,8 @@ from sqlalchemy.orm import Session
 from control_plane.access import ProjectAccess
 from control_plane.db import isoformat, utcnow
 from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession
+from control_plane.index import feed_url
+from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
 from control_plane.org.models import Organization
 from control_plane.pagination import decode_cursor, encode_cursor
@@ -311,37 +311,37 @@ def _refuse_integration(index: Index) -> None:
 
 
 def check_feed_url(url: str, settings: Settings, path: str = "url") -> None:
-    """Only http(s); private, loopback and link-local addresses are refused unless allowed."""
+    """Only http(s) to a globally routable host unless allowed (the fetch checks again as it connects)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise validation("The feed URL is not valid", [{"path": path, "message": "must be an http(s) URL"}])
     if settings.feed_allow_private_hosts:
         return
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except (OSError, UnicodeError) as exc:
+        resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), allow_private=False)
+    except AddressRefused as exc:
+        raise validation("The feed URL is not allowed", [{"path": path, "message": str(exc)}]) from exc
+    except (OSError, UnicodeError, ValueError) as exc:
         raise validation("The feed URL is not valid", [{"path": path, "message": "the host does not resolve"}]) from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            raise validation(
-                "The feed URL is not allowed",
-                [{"path": path, "message": "private, loopback and reserved addresses are refused"}],
-            )
+
+
+def feed_source_url(feed: dict[str, Any], settings: Settings) -> str:
+    """The feed's full URL (decrypted); 409 when it was sealed under another secret key."""
+    url = feed_url.unseal(feed["sealedUrl"], settings.signing_key())
+    if url is None:
+        raise conflict("The data source's URL can't be read with this service's secret key; set the data source again")
+    return url
 
 
 def put_feed(db: Session, index: Index, body: dict[str, Any], settings: Settings) -> dict[str, Any]:
     _refuse_integration(index)
-    check_feed_url(body["url"], settings)
+    current = index.feed or {}
+    # the redacted form sent back unchanged keeps the stored URL
+    url = feed_source_url(current, settings) if current and body["url"] == current["url"] else body["url"]
+    check_feed_url(url, settings)
     feed = {
-        "url": body["url"],
+        "url": feed_url.redact(url),
+        "sealedUrl": feed_url.seal(url, settings.signing_key()),
         "format": body["format"],
         "schedule": body.get("schedule") or "manual",
         "fieldMap": body.get("fieldMap") or {},
@@ -380,7 +380,7 @@ def sync_feed(db: Session, index: Index, settings: Settings) -> Task:
     _refuse_integration(index)
     if not index.feed:
         raise conflict("No data source is configured for this index")
-    check_feed_url(index.feed["url"], settings)
+    check_feed_url(feed_source_url(index.feed, settings), settings)
     pending = tasks.active_tasks(db, index.id, ("feed.sync",))
     if pending and pending[-1].status == "enqueued":
         return pending[-1]

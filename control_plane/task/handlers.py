@@ -19,7 +19,6 @@ import io
 import logging
 from typing import Any
 
-import httpx
 import orjson
 from sqlalchemy import and_, delete, exists, insert, literal, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,8 +27,9 @@ from control_plane.db import isoformat, utcnow
 from control_plane.document import service as documents
 from control_plane.document.models import Document, ReplaceSession, StagedDocument
 from control_plane.document.sync import Source, catch_up
+from control_plane.index.feed_fetch import FeedError, download
 from control_plane.index.models import Index
-from control_plane.index.service import check_feed_url
+from control_plane.index.service import check_feed_url, feed_source_url
 from control_plane.index.shards import ShardBridge, spec_for
 from control_plane.task import queue
 from control_plane.task.models import Task
@@ -40,8 +40,6 @@ from shared.errors import ServiceError
 log = logging.getLogger("shopsearch.tasks")
 
 SWAP_DROP_DELAY = 3.0
-FEED_MAX_BYTES = 512 * 1024 * 1024
-FEED_TIMEOUT = 120.0
 
 
 def _load_index(sessions: sessionmaker[Session], index_id: str) -> Index:
@@ -312,20 +310,6 @@ def _apply_field_map(items: list[Any], field_map: dict[str, str], mapping: dict[
     return out
 
 
-def _download(url: str) -> bytes:
-    with httpx.Client(timeout=FEED_TIMEOUT, follow_redirects=False) as client, client.stream("GET", url) as response:
-        if response.status_code >= 400:
-            raise TaskFailed("FEED_UNAVAILABLE", f"The feed answered HTTP {response.status_code}")
-        chunks = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > FEED_MAX_BYTES:
-                raise TaskFailed("PAYLOAD_TOO_LARGE", "The feed is too large")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-
 def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
     claim = ctx.claim
     session_id = claim.payload.get("sessionId")
@@ -337,13 +321,14 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
         if index.integration:
             raise TaskFailed("INDEX_HAS_INTEGRATION", "An integration is connected to this index")
         try:
-            check_feed_url(feed["url"], ctx.settings)
+            url = feed_source_url(feed, ctx.settings)
+            check_feed_url(url, ctx.settings)
         except ServiceError as exc:
             raise TaskFailed(str(exc.code), exc.message) from exc
         try:
-            content = _download(feed["url"])
-        except httpx.HTTPError as exc:
-            raise TaskFailed("FEED_UNAVAILABLE", f"The feed could not be downloaded: {type(exc).__name__}") from exc
+            content = download(url, ctx.settings.feed_allow_private_hosts)
+        except FeedError as exc:
+            raise TaskFailed(exc.code, exc.message) from exc
         ctx.checkpoint(force=True)
         try:
             items = _parse_feed(content, feed.get("format", "json"))
