@@ -311,3 +311,43 @@ def test_redaction_keeps_host_and_path():
         "https://***:***@shop.example:8443/a/b.csv?k=***&***#***"
     assert feed_url.redact("https://token@shop.example/feed.json") == "https://***@shop.example/feed.json"
     assert feed_url.redact("https://shop.example/feed.json") == "https://shop.example/feed.json"
+
+
+def test_https_certificate_is_checked_against_the_feed_host(dns, monkeypatch, tmp_path):
+    """Connecting to the checked IP keeps TLS on the URL's name: SNI and certificate check use it."""
+    import datetime
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "shop.test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("shop.test")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client_context = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+    monkeypatch.setattr(feed_fetch.httpx, "create_ssl_context", lambda **_: client_context)
+    dns.names.update({"shop.test": lambda: ["127.0.0.1"], "other.test": lambda: ["127.0.0.1"]})
+    port = server.server_address[1]
+    try:
+        assert len(json.loads(feed_fetch.download(f"https://shop.test:{port}/feed.json", allow_private=True))) == 12
+        with pytest.raises(feed_fetch.FeedError) as wrong_name:  # same IP, a name the certificate doesn't cover
+            feed_fetch.download(f"https://other.test:{port}/feed.json", allow_private=True)
+        assert wrong_name.value.code == "FEED_UNAVAILABLE"
+    finally:
+        server.shutdown()
