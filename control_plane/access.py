@@ -40,6 +40,7 @@ from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.document.models import Document, ReplaceSession
 from control_plane.index.models import Index
 from control_plane.org.models import Membership
+from control_plane.origins import origin_allowed
 from control_plane.profile.models import Profile
 from control_plane.project.models import Project
 from control_plane.runtime import Runtime
@@ -570,21 +571,6 @@ IntegrationKey = Annotated[IndexAccess, Depends(require_integration_key)]
 
 
 # --------------------------------------------------------------------------- storefront
-def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
-    """``scheme://host[:port]`` exactly, or ``https://*.example.com`` for subdomains (not the apex)."""
-    origin = origin.rstrip("/").lower()
-    for pattern in allowed:
-        pattern = pattern.rstrip("/").lower()
-        if pattern == origin:
-            return True
-        if "://*." in pattern:
-            scheme, _, host_pattern = pattern.partition("://*.")
-            o_scheme, _, o_host = origin.partition("://")
-            if o_scheme == scheme and o_host.endswith("." + host_pattern) and len(o_host) > len(host_pattern) + 1:
-                return True
-    return False
-
-
 def storefront_principal(runtime: Runtime, request: Request, db: Session | None = None) -> Principal:
     """A public key from an allowed origin, or a secret key (label of spec 4.1).
 
@@ -656,6 +642,7 @@ __all__ = [
     "access_for_key_project",
     "forbid_impersonation",
     "index_reader",
+    "origin_allowed",
     "project_access",
     "request_principal",
     "revoke_family",

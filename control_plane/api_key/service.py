@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,16 +13,12 @@ from control_plane.api_key import repository
 from control_plane.api_key.models import ApiKey
 from control_plane.auth.models import User
 from control_plane.db import utcnow
+from control_plane.origins import parse_pattern
 from control_plane.security import hash_token, new_api_key
 from shared.errors import ErrorCode, ServiceError, not_found, validation
 from shared.ids import new_id
 
 PREFIX_LENGTH = 12
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9a-f:.]+\])"
-_PORT = r"(?::(?P<port>[0-9]{1,5}))?"
-_EXACT_ORIGIN = re.compile(rf"^(?:https?)://{_HOST}{_PORT}$")
-_WILDCARD_ORIGIN = re.compile(rf"^(?:https?)://\*\.{_LABEL}(?:\.{_LABEL})+{_PORT}$")
 
 
 @dataclass(frozen=True)
@@ -37,15 +32,10 @@ class NewKey:
 
 
 def normalize_origin(origin: str) -> str | None:
-    """``scheme://host[:port]`` or ``https://*.example.com`` lower-cased, or None when not an origin."""
-    value = origin.strip().lower().rstrip("/")
-    match = _EXACT_ORIGIN.match(value) or _WILDCARD_ORIGIN.match(value)
-    if match is None:
-        return None
-    port = match.group("port")
-    if port is not None and not 1 <= int(port) <= 65535:
-        return None
-    return value
+    """``scheme://host[:port]`` or ``https://*.example.com`` in canonical form (see
+    :mod:`control_plane.origins`), or None when not an origin."""
+    pattern = parse_pattern(origin)
+    return str(pattern) if pattern is not None else None
 
 
 def _validate(db: Session, project_id: str, spec: NewKey) -> tuple[list[str], datetime | None]:
