@@ -18,10 +18,10 @@ from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key
-from control_plane.pagination import decode_cursor, encode_cursor
+from control_plane.pagination import decode_int_cursor, encode_cursor
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token, verify_password
-from shared.errors import forbidden, not_found, unauthenticated, validation
+from shared.errors import forbidden, not_found, unauthenticated
 
 IMPERSONATION_CODE_TTL_SECONDS = 600
 
@@ -115,10 +115,7 @@ def logout(db: Session, runtime: Runtime, raw: str | None) -> None:
 def _decode_cursor(cursor: str | None) -> int:
     if not cursor:
         return 0
-    (raw,) = decode_cursor(cursor)
-    if not raw.isdigit():
-        raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}])
-    return int(raw)
+    return decode_int_cursor(cursor)
 
 
 def list_sessions(

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from control_plane.db import after_commit, isoformat, utcnow
-from control_plane.pagination import decode_cursor, encode_cursor
+from control_plane.pagination import decode_int_cursor, encode_cursor
 from control_plane.task.models import Task
 from shared.errors import not_found, validation
 from shared.ids import new_id
@@ -129,10 +129,7 @@ def list_tasks(
     if type:
         query = query.where(Task.type.in_(type))
     if cursor:
-        (raw,) = decode_cursor(cursor)
-        if not raw.isdigit():
-            raise validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}])
-        query = query.where(Task.pk < int(raw))
+        query = query.where(Task.pk < decode_int_cursor(cursor))
     rows = list(db.scalars(query.order_by(Task.pk.desc()).limit(limit + 1)))
     next_cursor = encode_cursor(str(rows[limit - 1].pk)) if len(rows) > limit else None
     return rows[:limit], next_cursor
