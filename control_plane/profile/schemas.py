@@ -44,6 +44,8 @@ class ProfileSettings(Camel):
     typo_tolerance: TypoTolerance = Field(default_factory=TypoTolerance)
     filters: dict[str, Any] | None = None
     facets: list[str] | None = None
+    # fields public-key (storefront) requests may filter on besides ``facets``; unset: the retrieved ones
+    filter_fields: list[str] | None = None
     sort_options: list[SortOption] = Field(default_factory=list)
     default_sort: str | None = None
     per_page: int = Field(20, ge=1, le=100)

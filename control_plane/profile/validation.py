@@ -38,6 +38,8 @@ def profile_field_uses(settings: ProfileSettings) -> list[tuple[str, str, str]]:
             uses.append((name, path, "filterable"))
     for i, name in enumerate(settings.facets or []):
         uses.append((name, f"facets.{i}", "facetable"))
+    for i, name in enumerate(settings.filter_fields or []):
+        uses.append((name, f"filterFields.{i}", "filterable"))
     for i, option in enumerate(settings.sort_options):
         for j, spec in enumerate(option.sort):
             name = spec.split(":", 1)[0]

@@ -105,7 +105,8 @@ def engine_query(
         "sort": sort,
         "offset": (request.page - 1) * per_page,
         "limit": per_page,
-        "highlight": settings.highlight or [],
+        # a field the profile doesn't retrieve is not shown in highlights either
+        "highlight": [f for f in settings.highlight or [] if settings.retrieve is None or f in settings.retrieve],
         "retrieve": settings.retrieve,
         "boosts": [b.model_dump() for b in settings.boosts],
     }
