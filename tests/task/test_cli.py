@@ -2,13 +2,13 @@ import json
 
 from typer.testing import CliRunner
 
-import cli.tasks
+import cli.database
 from cli.main import app as cli_app
 from tests.index.helpers import create_index, make_tenant, products, upload
 
 
 def test_tasks_and_reindex_commands(app, client, monkeypatch):
-    monkeypatch.setattr(cli.tasks, "get_settings", lambda: app.state.runtime.settings)
+    monkeypatch.setattr(cli.database, "get_settings", lambda: app.state.runtime.settings)
     tenant = make_tenant(app)
     index = create_index(client, tenant)
     task = upload(client, tenant, index["id"], products(5))
