@@ -178,9 +178,11 @@ class Server:
 def running_server(postgres: bool = False, redis: bool = False, keep: bool = False,
                    extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     """``shopsearch serve`` in a subprocess on a temporary data dir (optionally a scratch PostgreSQL)."""
-    data_dir = Path(tempfile.mkdtemp(prefix="shopsearch-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
-    env.update(SHOPSEARCH_DATA_DIR=str(data_dir), SHOPSEARCH_LOG_LEVEL="WARNING", **(extra_env or {}))
+    env.update(extra_env or {})  # may name the data directory (one that doesn't exist yet, say)
+    env.setdefault("SHOPSEARCH_DATA_DIR", tempfile.mkdtemp(prefix="shopsearch-bench-"))
+    env.setdefault("SHOPSEARCH_LOG_LEVEL", "WARNING")
+    data_dir = Path(env["SHOPSEARCH_DATA_DIR"])
     pg_name = None
     if postgres:
         import psycopg

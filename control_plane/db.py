@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, create_engine, event
+from sqlalchemy import DateTime, Engine, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -46,8 +49,35 @@ def isoformat(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def private_dir(path: Path) -> None:
+    """Create ``path`` (the data directory) readable by this user only, or tighten it to 0700."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_uid == os.getuid():
+            path.chmod(0o700)
+    except OSError:
+        log.warning("could not restrict %s to its owner", path, exc_info=True)
+
+
+def private_sqlite_file(url: str) -> None:
+    """Create a SQLite database file with mode 0600 before anything opens it, and tighten existing
+    ones. SQLite creates the ``-wal``, ``-shm`` and ``-journal`` files with the database file's
+    mode, so they follow; they are tightened here too when they already exist."""
+    database = make_url(url).database if url.startswith("sqlite") else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.parent.is_dir():
+        return  # connecting fails as it would have (the data directory is made by its owners)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    for name in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(name, 0o600)
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
+        private_sqlite_file(url)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")

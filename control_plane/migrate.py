@@ -7,6 +7,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from control_plane.db import private_dir, private_sqlite_file
 from shared.settings import Settings
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -21,7 +22,8 @@ def alembic_config(database_url: str) -> Config:
 
 
 def upgrade(settings: Settings, revision: str = "head") -> None:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
+    private_sqlite_file(settings.resolved_database_url)  # Alembic opens the file with an engine of its own
     config = alembic_config(settings.resolved_database_url)
     config.attributes["settings"] = settings  # data migrations that need the secret key read it here
     command.upgrade(config, revision)

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.db import make_engine, make_sessionmaker
+from control_plane.db import make_engine, make_sessionmaker, private_dir
 from control_plane.mailer import Mailer
 from control_plane.ratelimit import RateLimiter
 from control_plane.sharedstate import SharedState, make_shared_state
@@ -29,7 +29,7 @@ class Runtime:
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.data_dir)
         engine = make_engine(settings.resolved_database_url)
         return cls(
             settings=settings,

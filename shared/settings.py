@@ -6,6 +6,8 @@ With no settings at all the service runs on the embedded default: SQLite and sha
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
@@ -94,9 +96,12 @@ class Settings(BaseSettings):
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(48))
-            path.chmod(0o600)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # created 0600, so never readable by others, not even briefly; another process may win the race
+            with contextlib.suppress(FileExistsError), os.fdopen(
+                os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w"
+            ) as file:
+                file.write(secrets.token_urlsafe(48))
         self.secret_key = path.read_text().strip()
         return self.secret_key
 
