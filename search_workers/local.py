@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from search_workers.engine import ShardEngine
+from search_workers.engine.errors import Deadline
 from search_workers.host import BaseHost, ShardNotOpen, ShardSpec, check_index_id, replica_dir_name
 from search_workers.merge import merge_answers, shard_query
 from search_workers.replica import ShardReplica
@@ -67,11 +69,13 @@ class LocalHost(BaseHost):
         which cost more than the searches themselves on a small machine. Per shard, the replica that
         holds the most changes answers (round-robin among equals). ``wait=False``: raise
         :class:`ShardBusy` rather than wait for a shard whose memory is being updated.
+        ``timeoutMs`` covers all the shards: each gets what the ones before it left.
         """
         spec = self._specs.get((index_id, generation))
         if spec is None:
             raise ShardNotOpen(f"{index_id}/g{generation} is not open on this host")
         sq = shard_query(query)
+        deadline = Deadline(query.get("timeoutMs"))
         turn = next(self._rr)
         answers = []
         stale = False
@@ -83,10 +87,14 @@ class LocalHost(BaseHost):
                 raise ShardNotOpen(f"{index_id}/g{generation}/s{shard_no} is not open on this host")
             seqs = [rep.applied_seq() for rep in live]
             best = max(seqs)
+            if deadline.at is not None:
+                deadline.check()
+                sq["timeoutMs"] = (deadline.at - time.monotonic()) * 1000
             answer = live[seqs.index(best)].search(sq, wait)
             self._note_seq(index_id, generation, shard_no, int(answer.get("appliedSeq", 0)))
             stale = stale or best < self._seen.get((index_id, generation, shard_no), 0)
             answers.append(answer)
+        deadline.check()
         merged = merge_answers(query, answers)
         merged["partial"] = stale
         return merged

@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     INTERNAL = "INTERNAL"
     UNAVAILABLE = "UNAVAILABLE"
+    SEARCH_TIMEOUT = "SEARCH_TIMEOUT"
 
 
 STATUS_BY_CODE: dict[ErrorCode, int] = {
@@ -50,6 +51,7 @@ STATUS_BY_CODE: dict[ErrorCode, int] = {
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.INTERNAL: 500,
     ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.SEARCH_TIMEOUT: 503,
 }
 
 

@@ -65,6 +65,11 @@ class Settings(BaseSettings):
     # (search reflects changes at once, disk trails); "inline" writes them inside apply.
     engine_persist: str = "process"
     engine_max_pending: int = 12_000
+    # A search still running after this answers 503 SEARCH_TIMEOUT and its engine work stops.
+    search_timeout_ms: int = 2000
+    # In-process shards: a search runs on the event loop for at most this long; past it, it is
+    # started again on a worker thread, so an expensive search never holds other requests up.
+    search_loop_budget_ms: int = 25
 
     @property
     def resolved_database_url(self) -> str:

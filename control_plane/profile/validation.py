@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_plane.profile.schemas import ProfileSettings
+from control_plane.search.limits import MAX_FACETS, filter_faults
 from shared.errors import ErrorCode, ServiceError
 
 NUMERIC = {"integer", "float"}
@@ -77,7 +78,7 @@ def capability_problem(spec: dict[str, Any] | None, capability: str, id_field: s
 def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None:
     fields = _fields(mapping)
     id_field = str(mapping.get("idField") or "id")
-    details: list[dict[str, str]] = []
+    details: list[dict[str, Any]] = []
     for name, path, capability in profile_field_uses(settings):
         problem = capability_problem(fields.get(name), capability, id_field, name)
         if problem:
@@ -92,6 +93,10 @@ def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None
         details.append({"path": "sortOptions", "message": "sort option keys must be unique"})
     if settings.default_sort is not None and settings.default_sort not in keys:
         details.append({"path": "defaultSort", "message": "must be the key of one of sortOptions"})
+    if settings.filters is not None:
+        details.extend(filter_faults(settings.filters))  # the same bounds as a search's filters
+    if settings.facets is not None and len(set(settings.facets)) > MAX_FACETS:
+        details.append({"path": "facets", "message": f"at most {MAX_FACETS} facets", "limit": MAX_FACETS})
     tt = settings.typo_tolerance
     if tt.min_word_size_two_typos < tt.min_word_size_one_typo:
         details.append(

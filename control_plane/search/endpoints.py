@@ -34,4 +34,4 @@ async def search(
     resolved = cached_for_key(runtime, principal, project_id, index_id, body)
     if resolved is None:
         resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
-    return await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers))
+    return await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers, principal))

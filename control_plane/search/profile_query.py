@@ -8,15 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from control_plane.profile.schemas import ProfileSettings
+from control_plane.search.limits import MAX_QUERY_CHARS, check_request
 from shared.errors import ErrorCode, ServiceError
-
-MAX_RESULT_WINDOW = 10_000
 
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    q: str = Field("", max_length=512)
+    q: str = Field("", max_length=MAX_QUERY_CHARS)
     filters: dict[str, Any] | None = None
     facets: list[str] | None = None
     sort: str | None = Field(None, max_length=100)
@@ -25,6 +24,11 @@ class SearchRequest(BaseModel):
     profile_key: str | None = Field(None, max_length=100)
     profile: dict[str, Any] | None = None
     user_token: str | None = Field(None, max_length=200)
+
+
+def check_limits(settings: ProfileSettings, request: SearchRequest) -> None:
+    """400 when the request asks for more work than :mod:`control_plane.search.limits` allows."""
+    check_request(request.q, request.filters, request.facets, request.page, request.per_page or settings.per_page)
 
 
 def combined_filters(profile_filters: dict[str, Any] | None, request_filters: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -87,12 +91,6 @@ def engine_query(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The engine query and the paging/sort facts the answer echoes."""
     per_page = request.per_page or settings.per_page
-    if request.page * per_page > MAX_RESULT_WINDOW:
-        raise ServiceError(
-            ErrorCode.VALIDATION_ERROR,
-            "Page is beyond the result window",
-            [{"path": "page", "message": f"page * perPage must be at most {MAX_RESULT_WINDOW}"}],
-        )
     sort_key, sort = sort_spec(settings, request.sort)
     facets = facet_definitions(settings, request, index_facets, mapping)
     query: dict[str, Any] = {

@@ -34,7 +34,7 @@ from control_plane.responses import JSONBody
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
-from control_plane.search.profile_query import SearchRequest, engine_query, format_answer
+from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
 from control_plane.search.shards import search_serving
 from shared.errors import not_found
 from shared.ids import new_id
@@ -225,9 +225,12 @@ def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchReque
 
 
 # --------------------------------------------------------------------------- searching
-def wants_fresh(request_headers: Any) -> bool:
-    """``Cache-Control: no-cache`` asks for an answer computed now (it is still cached for others)."""
-    return "no-cache" in (request_headers.get("cache-control") or "").lower()
+def wants_fresh(request_headers: Any, principal: Principal) -> bool:
+    """``Cache-Control: no-cache`` asks for an answer computed now (it is still cached for others).
+
+    Only a secret key may ask: a public key is on every page of the shop, and uncached searches
+    are what a flood of them would need to load the shards."""
+    return principal.kind == "secret_key" and "no-cache" in (request_headers.get("cache-control") or "").lower()
 
 
 def _tail(query_id: str, took_ms: float) -> bytes:
@@ -244,6 +247,7 @@ async def run_search(
     headers: dict[str, str] | None = None,
 ) -> Response:
     started = time.perf_counter()
+    check_limits(resolved.settings, body)  # before anything reads the body (a 300-deep filter broke model_dump)
     # the plan's searches per second, counted over 10-second windows so short bursts pass
     runtime.quotas.hit(f"{resolved.searches_per_second * 10}/10 seconds", "search", resolved.project_id)
     state = search_runtime(runtime)
@@ -259,6 +263,7 @@ async def run_search(
     else:
         mapping = index.serving_mapping or index.mapping
         query, facts = engine_query(resolved.settings, body, list(index.facets or []), mapping)
+        query["timeoutMs"] = runtime.settings.search_timeout_ms
         result = await search_serving(runtime, get_bridge(runtime), index, query)
         answer = format_answer(result, facts)
         head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]

@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from control_plane.index.models import Index
 from control_plane.index.shards import ShardBridge, spec_for
 from control_plane.runtime import Runtime
-from search_workers.engine import EngineError
+from search_workers.engine import EngineError, SearchTimeout
 from search_workers.host import HostError, ShardNotOpen
 from shared.errors import ErrorCode, ServiceError, validation
 
@@ -50,6 +50,8 @@ async def search_serving(runtime: Runtime, bridge: ShardBridge, index: Index, qu
     """The merged shard answer; engine refusals become 400, unreachable workers 503."""
     try:
         return await _attempt(runtime, bridge, index, query)
+    except SearchTimeout as exc:
+        raise ServiceError(ErrorCode.SEARCH_TIMEOUT, "The search took longer than allowed and was stopped") from exc
     except EngineError as exc:
         details = [{"path": d.get("path", ""), "message": d.get("message", "")} for d in exc.details] or None
         raise validation(exc.message, details) from exc

@@ -47,4 +47,4 @@ async def storefront_search(
     if principal.kind == "public_key":
         index = resolved.index
         check_public_request(resolved.settings, body, index.serving_mapping or index.mapping)
-    return await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers))
+    return await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers, principal))

@@ -98,7 +98,7 @@ from whoosh.system import pack_uint
 
 from . import snapshot
 from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer, get_analyzer
-from .errors import EngineError, ShardBusy
+from .errors import Deadline, EngineError, ShardBusy
 from .mapping import analysis_of, compile_mapping, validate_mapping
 from .memindex import MemIndex, exact_bytes, keyword_values, text_of
 from .persist import get_persister, persist_mode
@@ -657,7 +657,11 @@ class ShardEngine:
     # ------------------------------------------------------------------ search
     def _search(self, query: dict) -> dict:
         """Evaluated over the query's candidates (``cands``: sorted live slots that can match) -
-        every array below is aligned with them, so the cost follows the matches, not the shard."""
+        every array below is aligned with them, so the cost follows the matches, not the shard.
+
+        ``timeoutMs``: past it, :class:`SearchTimeout` at the next check between stages (filter
+        clauses, word clauses, facets, hits), so the work stops there."""
+        deadline = Deadline(query.get("timeoutMs"))
         mem = self._mem
         n = mem.n
         q = query.get("q") or ""
@@ -674,7 +678,7 @@ class ShardEngine:
         limit = max(0, int(query.get("limit", DEFAULT_LIMIT) if query.get("limit") is not None else DEFAULT_LIMIT))
         offset = max(0, int(query.get("offset") or 0))
 
-        filters = compile_filters(mem, query.get("filters"), self.id_field)
+        filters = compile_filters(mem, query.get("filters"), self.id_field, deadline)
         excl = None
         if query.get("excludeIds"):
             excl = np.ones(n, dtype=bool)
@@ -688,11 +692,14 @@ class ShardEngine:
         relaxed = False
         dropped: list[str] = []
         matched_terms: set[str] = set()
+        deadline.check()
         clauses, field_clauses = self._clauses(q, query, fields_cfg) if q.strip() else ([], {})
         if clauses:
             plans = plan_clauses(mem, clauses, fields_cfg, field_clauses)
+            deadline.check()
             cands = candidate_slots(mem, plans, any_clause=operator == "or")
-            sc = score_plans(mem, plans, cands)
+            deadline.check()
+            sc = score_plans(mem, plans, cands, deadline=deadline)
             cm = [s > 0 for s in sc.clause_scores]
             kept = list(range(len(clauses)))
             if operator == "or":
@@ -701,8 +708,8 @@ class ShardEngine:
                 match = and_masks(len(cands), cm)
                 inbase = None if base is None else base[cands]
                 if query.get("relax", True) and len(clauses) > 1 and not and_masks(len(cands), [match, inbase]).any():
-                    kept, cands = relax_clauses(mem, plans, base)
-                    sc = score_plans(mem, plans, cands)
+                    kept, cands = relax_clauses(mem, plans, base, deadline)
+                    sc = score_plans(mem, plans, cands, deadline=deadline)
                     match = and_masks(len(cands), [sc.clause_scores[i] > 0 for i in kept])
                     if kept != list(range(len(clauses))):
                         relaxed = True
@@ -727,6 +734,7 @@ class ShardEngine:
                     ps = score[pc]
                     kth = np.partition(ps, len(ps) - PROXIMITY_WINDOW)[len(ps) - PROXIMITY_WINDOW]
                     pc = pc[ps >= kth]
+                deadline.check()
                 prox = proximity_bonus(mem, q, cands[pc], fields_cfg)
                 if prox is not None:
                     score[pc] *= 1.0 + PROXIMITY_BONUS * prox
@@ -739,12 +747,14 @@ class ShardEngine:
         if query.get("boosts"):  # popularity boosts
             score = score * self._boost_factor(query["boosts"])[cands]
         for bf in query.get("boostFilters") or ():
-            m = and_masks(n, [x for _, x in compile_filters(mem, bf.get("filters"), self.id_field)])[cands]
+            m = and_masks(n, [x for _, x in compile_filters(mem, bf.get("filters"), self.id_field, deadline)])[cands]
             score = np.where(m, score * np.float32(max(0.0, 1.0 + float(bf.get("weight", 0)))), score).astype(np.float32)
 
         total = int(np.count_nonzero(final))
         facet_match = match if excl is None else match & excl[cands]
-        facets_out = self._facets(query.get("facets") or (), cands, facet_match, filters)
+        deadline.check()
+        facets_out = self._facets(query.get("facets") or (), cands, facet_match, filters, deadline)
+        deadline.check()
 
         # ranking: positions into cands, ties broken by slot (cands is sorted)
         k = offset + limit
@@ -776,6 +786,7 @@ class ShardEngine:
         retrieve = query.get("retrieve")
         hit_list: list[dict[str, Any]] = []
         for slot, slot_score in zip(cands[top].tolist(), score[top].tolist(), strict=True):
+            deadline.check()
             doc = mem.document(slot) or {}
             hl: dict[str, str] = {}
             for f in hl_fields:
@@ -896,12 +907,15 @@ class ShardEngine:
                 out.append((keyk, lambda slot, first=first, vals=vals: vals[first[slot]] if first[slot] >= 0 else None))
         return out
 
-    def _facets(self, facets: Any, cands: np.ndarray, match: np.ndarray, filters: list) -> dict:
+    def _facets(self, facets: Any, cands: np.ndarray, match: np.ndarray, filters: list,
+                deadline: Deadline | None = None) -> dict:
         """Counts over the matching candidates; each facet ignores the filters on its own field
         (disjunctive counts)."""
         mem = self._mem
         out: dict[str, Any] = {}
         for i, fdef in enumerate(facets):
+            if deadline is not None:
+                deadline.check()
             if isinstance(fdef, str):
                 fdef = {"field": fdef, "type": "terms"}
             fname = fdef.get("field")
@@ -935,7 +949,7 @@ class ShardEngine:
                 vals_list = mem.kw_vals[fname]
                 cnt = np.bincount(mem.kw_ordinals(fname, docs), minlength=len(vals_list))
                 nz = np.flatnonzero(cnt)
-                out[fname] = {vals_list[j]: int(cnt[j]) for j in nz.tolist()}
+                out[fname] = dict(zip([vals_list[j] for j in nz.tolist()], cnt[nz].tolist(), strict=True))
             elif spec.type == "boolean":
                 col = mem.boo[fname][docs]
                 res = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 
 class EngineError(Exception):
     """A search or apply request the engine cannot serve.
@@ -17,6 +19,30 @@ class EngineError(Exception):
 
     def __reduce__(self):  # keep picklable with extra attributes
         return (self.__class__, (self.message, self.code, self.details))
+
+
+class SearchTimeout(EngineError):
+    """A search ran past its ``timeoutMs``; its work stopped at the next check."""
+
+    def __init__(self, message: str = "the search ran past its time limit", code: str = "SEARCH_TIMEOUT",
+                 details: list[dict] | None = None):
+        super().__init__(message, code, details)
+
+
+class Deadline:
+    """``timeoutMs`` of a query as a point in time; :meth:`check` between stages of the work."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, timeout_ms: float | None) -> None:
+        self.at = None if timeout_ms is None else time.monotonic() + max(0.0, float(timeout_ms)) / 1000
+
+    def check(self) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise SearchTimeout()
+
+
+NO_DEADLINE = Deadline(None)
 
 
 class ShardBusy(Exception):

@@ -197,6 +197,7 @@ class MemIndex:
         self.kw_po: dict[str, np.ndarray] = {f: _EMPTY_I32 for f in self.kw_fields}
         self._kw_pend: dict[str, tuple[list[int], list[int]]] = {f: ([], []) for f in self.kw_fields}
         self._kw_rank: dict[str, tuple[int, np.ndarray]] = {}
+        self._kw_sorted: dict[str, tuple[int, list[str], np.ndarray]] = {}
         self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_fields}
         self.boo: dict[str, np.ndarray] = {f: np.zeros(0, np.int8) for f in self.bool_fields}
         # term dictionary
@@ -503,6 +504,19 @@ class MemIndex:
         rank[np.asarray(order, dtype=np.int64)] = np.arange(len(vals))
         self._kw_rank[field] = (len(vals), rank)
         return rank
+
+    def kw_sorted(self, field: str) -> tuple[list[str], np.ndarray]:
+        """The field's values in code-point order and their ordinals (for range filters), cached
+        while the dictionary (append-only) keeps its size."""
+        vals = self.kw_vals[field]
+        cached = self._kw_sorted.get(field)
+        if cached is not None and cached[0] == len(vals):
+            return cached[1], cached[2]
+        order = sorted(range(len(vals)), key=vals.__getitem__)
+        ordered = [vals[i] for i in order]
+        ords = np.asarray(order, dtype=np.int32)
+        self._kw_sorted[field] = (len(vals), ordered, ords)
+        return ordered, ords
 
     def memory_bytes(self) -> int:
         total = 0

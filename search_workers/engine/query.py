@@ -42,7 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from .analysis import TextAnalyzer
-from .errors import EngineError
+from .errors import NO_DEADLINE, Deadline, EngineError
 from .memindex import MemIndex, Postings, keyword_values, text_of, to_bool, to_number
 
 K1 = 1.2
@@ -62,6 +62,8 @@ SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
 OTHER_FIELDS_FACTOR = 0.2
+#: characters of a field value highlighted: the rest of a longer value is left out of the highlight
+HIGHLIGHT_MAX_CHARS = 10_000
 _EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
 
 
@@ -410,13 +412,17 @@ def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
     return m & idx.live[:n]
 
 
-def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None) -> tuple[list[int], np.ndarray]:
+def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None,
+                  deadline: Deadline = NO_DEADLINE) -> tuple[list[int], np.ndarray]:
     """All words found nothing: drop the most common words until something matches in ``base``.
 
     Returns the clauses kept and the live slots matching all of them (filters aside: facets count
     disjunctively). Word membership is a mask over the shard per clause, exactly the docs the
     clause scores above zero in; only the survivors get scored."""
-    masks = [clause_mask(idx, fps) for fps in plans]
+    masks = []
+    for fps in plans:
+        deadline.check()
+        masks.append(clause_mask(idx, fps))
     counts = [int(np.count_nonzero(m if base is None else m & base)) for m in masks]
     kept = [i for i in range(len(plans)) if counts[i] > 0]
     while kept:
@@ -429,7 +435,8 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     return kept, _EMPTY_SLOTS
 
 
-def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, dense: bool | None = None) -> Scored:
+def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, dense: bool | None = None,
+                deadline: Deadline = NO_DEADLINE) -> Scored:
     """Clause scores over ``cands`` (positions aligned with it), see the module docstring.
 
     Work follows the candidates and the posting lists, never the shard size.  When the candidates
@@ -445,6 +452,7 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
         s2c[cands] = np.arange(m, dtype=np.int32)
     try:
         for fps in plans:
+            deadline.check()
             total = np.zeros(m, dtype=np.float32)
             best = np.zeros(m, dtype=np.float32)
             hits: dict[str, np.ndarray] = {}
@@ -560,12 +568,7 @@ def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str) -> np.ndarr
                 mask &= {"gt": col > x, "gte": col >= x, "lt": col < x, "lte": col <= x}[op]
             return mask
         if spec.type in ("keyword", "keyword[]", "text"):
-            vals = idx.kw_vals[fname]
-            okv = np.ones(len(vals), dtype=bool)
-            for op, v in ops.items():
-                s = str(v)
-                okv &= np.asarray([{"gt": x > s, "gte": x >= s, "lt": x < s, "lte": x <= s}[op] for x in vals], dtype=bool)
-            return _kw_mask(idx, fname, np.flatnonzero(okv))
+            return _kw_mask(idx, fname, _kw_range_ords(idx, fname, ops))
         raise EngineError("range on boolean", "FILTER_INVALID", [{"path": f"filters.{fname}", "message": "range not supported"}])
     vals = cond if isinstance(cond, list) else [cond]
     if spec.is_numeric:
@@ -582,16 +585,40 @@ def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str) -> np.ndarr
     return _kw_mask(idx, fname, np.asarray(wanted, dtype=np.int32))
 
 
+def _kw_range_ords(idx: MemIndex, fname: str, ops: dict[str, Any]) -> np.ndarray:
+    """Ordinals of the keyword values inside a range (code-point order): two binary searches in
+    the sorted dictionary, whatever its size."""
+    ordered, ords = idx.kw_sorted(fname)
+    lo, hi = 0, len(ordered)
+    for op, v in ops.items():
+        s = str(v)
+        if op == "gt":
+            lo = max(lo, bisect.bisect_right(ordered, s))
+        elif op == "gte":
+            lo = max(lo, bisect.bisect_left(ordered, s))
+        elif op == "lt":
+            hi = min(hi, bisect.bisect_left(ordered, s))
+        else:
+            hi = min(hi, bisect.bisect_right(ordered, s))
+    return ords[lo:hi] if lo < hi else ords[:0]
+
+
 def _kw_mask(idx: MemIndex, fname: str, ords: np.ndarray) -> np.ndarray:
     mask = np.zeros(idx.n, dtype=bool)
     if len(ords):
         po = idx.kw_po[fname]
-        sel = np.isin(po, ords) if len(ords) > 1 else (po == ords[0])
+        if len(ords) == 1:
+            sel = po == ords[0]
+        else:  # a lookup table over the dictionary: linear in the postings, whatever the ordinals
+            wanted = np.zeros(len(idx.kw_vals[fname]), dtype=bool)
+            wanted[ords] = True
+            sel = wanted[po]
         mask[idx.kw_ps[fname][sel]] = True
     return mask
 
 
-def compile_filters(idx: MemIndex, flt: dict | None, id_field: str) -> list[tuple[str | None, np.ndarray]]:
+def compile_filters(idx: MemIndex, flt: dict | None, id_field: str,
+                    deadline: Deadline = NO_DEADLINE) -> list[tuple[str | None, np.ndarray]]:
     """Top-level clauses as (field or None, mask); AND them all for the result set."""
     out: list[tuple[str | None, np.ndarray]] = []
     if not flt:
@@ -600,8 +627,9 @@ def compile_filters(idx: MemIndex, flt: dict | None, id_field: str) -> list[tupl
         raise EngineError("filters must be an object", "FILTER_INVALID", [{"path": "filters", "message": "must be an object"}])
     n = idx.n
     for key, cond in flt.items():
+        deadline.check()
         if key == "not":
-            sub = compile_filters(idx, cond, id_field)
+            sub = compile_filters(idx, cond, id_field, deadline)
             m = np.ones(n, dtype=bool)
             for _, sm in sub:
                 m &= sm
@@ -610,7 +638,7 @@ def compile_filters(idx: MemIndex, flt: dict | None, id_field: str) -> list[tupl
             acc = np.ones(n, dtype=bool) if key == "and" else np.zeros(n, dtype=bool)
             for sub_f in cond:
                 m = np.ones(n, dtype=bool)
-                for _, sm in compile_filters(idx, sub_f, id_field):
+                for _, sm in compile_filters(idx, sub_f, id_field, deadline):
                     m &= sm
                 acc = (acc & m) if key == "and" else (acc | m)
             out.append((None, acc))
@@ -632,6 +660,7 @@ def and_masks(n: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
 def highlight_text(idx: MemIndex, value: Any, terms: set[str], fname: str | None = None) -> str:
     """``value`` with the chunks holding any of ``terms`` in ``<em>``, analysed as field ``fname``."""
     text = text_of(value) if not isinstance(value, list) else ", ".join(text_of(v) for v in value)
+    text = text[:HIGHLIGHT_MAX_CHARS]  # a 9 MB description took 3.7 s to highlight
     out: list[str] = []
     pos = 0
     an = idx.field_an.get(fname, idx.analyzer) if fname is not None else idx.analyzer

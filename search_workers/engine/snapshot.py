@@ -42,7 +42,7 @@ def _code_version() -> str:
 
 FORMAT = _code_version()
 # rebuilt on demand, or tied to this process: never saved
-_TRANSIENT = ("fields", "analyzer", "field_an", "expansion_cache", "_slot_pos", "_kw_rank")
+_TRANSIENT = ("fields", "analyzer", "field_an", "expansion_cache", "_slot_pos", "_kw_rank", "_kw_sorted")
 
 
 def worn(mem: MemIndex) -> bool:

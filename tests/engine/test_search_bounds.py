@@ -1,0 +1,144 @@
+"""The engine bounds a search's work: keyword ranges on the sorted dictionary, a deadline checked
+between stages, highlighting cut to a field's first characters (issue 9, item 1)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from search_workers.engine import SearchTimeout, ShardEngine
+from search_workers.engine import query as engine_query
+from search_workers.local import LocalHost
+from search_workers.merge import _order_terms
+
+from .conftest import upserts
+
+MAPPING = {
+    "idField": "id",
+    "fields": {
+        "name": {"type": "text", "searchable": True},
+        "description": {"type": "text", "searchable": True},
+        "sku": {"type": "keyword", "filterable": True, "facetable": True},
+        "tags": {"type": "keyword[]", "filterable": True},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    rng = random.Random(7)
+    alphabet = "aAbB0z~é-"
+    docs = [{"id": str(i), "name": f"phone {i}", "sku": "".join(rng.choices(alphabet, k=rng.randint(0, 4))),
+             "tags": ["".join(rng.choices(alphabet, k=2)) for _ in range(rng.randint(0, 3))]}
+            for i in range(3000)]
+    e = ShardEngine(tmp_path_factory.mktemp("bounds") / "shard", MAPPING)
+    e.apply(upserts(docs))
+    yield e, docs
+    e.close()
+
+
+def _brute(docs, field, ops):
+    test = {"gt": lambda x, s: x > s, "gte": lambda x, s: x >= s, "lt": lambda x, s: x < s, "lte": lambda x, s: x <= s}
+    out = set()
+    for d in docs:
+        values = d[field] if isinstance(d[field], list) else [d[field]]
+        if any(all(test[op](v, s) for op, s in ops.items()) for v in values):
+            out.add(d["id"])
+    return out
+
+
+def test_keyword_ranges_match_code_point_comparison(engine):
+    e, docs = engine
+    rng = random.Random(3)
+    bounds = ["", "a", "A", "b0", "z~", "é", "B-", "0", "zz", "~"]
+    for _ in range(300):
+        field = rng.choice(["sku", "tags"])
+        ops = {op: rng.choice(bounds) for op in rng.sample(["gt", "gte", "lt", "lte"], rng.randint(1, 2))}
+        got = e.search({"q": "", "filters": {field: ops}, "limit": 5000})
+        assert {h["id"] for h in got["hits"]} == _brute(docs, field, ops), ops
+        assert got["total"] == len(_brute(docs, field, ops))
+
+
+def test_many_keyword_ranges_are_cheap(engine):
+    """64 OR'ed ranges over every distinct value: two binary searches each, not a loop per value
+    (was ~49 ms per clause over 50k values)."""
+    e, _docs = engine
+    ranges = [{"sku": {"gte": chr(40 + i), "lt": chr(40 + i) + "~"}} for i in range(64)]
+    started = time.perf_counter()
+    e.search({"q": "", "filters": {"or": ranges}})
+    assert time.perf_counter() - started < 0.5
+
+
+def test_deadline_stops_the_work_between_clauses(engine, monkeypatch):
+    e, _docs = engine
+    calls = []
+    field_mask = engine_query._field_mask
+
+    def slow(*args, **kwargs):
+        calls.append(1)
+        time.sleep(0.005)
+        return field_mask(*args, **kwargs)
+
+    monkeypatch.setattr(engine_query, "_field_mask", slow)
+    ranges = [{"sku": {"gte": "a"}} for _ in range(50)]
+    with pytest.raises(SearchTimeout):
+        e.search({"q": "", "filters": {"or": ranges}, "timeoutMs": 30})
+    assert len(calls) < 20  # stopped soon after the deadline, not after all 50 clauses
+    assert e.search({"q": "phone", "timeoutMs": 2000})["total"] == 3000  # a later search is unaffected
+
+
+def test_zero_deadline_times_out_and_none_never_does(engine):
+    e, _docs = engine
+    with pytest.raises(SearchTimeout) as caught:
+        e.search({"q": "phone", "timeoutMs": 0})
+    assert caught.value.code == "SEARCH_TIMEOUT"
+    assert e.search({"q": "phone"})["total"] == 3000
+
+
+def test_highlight_covers_a_bounded_prefix(tmp_path):
+    words = "zanzibar phone case charger "
+    e = ShardEngine(tmp_path / "shard", MAPPING)
+    try:
+        e.apply(upserts([{"id": "big", "name": "zanzibar", "description": words * 200_000}]))  # 5.6 MB
+        started = time.perf_counter()
+        hit = e.search({"q": "zanzibar phone", "highlight": ["description"]})["hits"][0]
+        assert time.perf_counter() - started < 1.0
+        highlighted = hit["highlights"]["description"]
+        assert highlighted.startswith("<em>zanzibar</em> <em>phone</em>")
+        plain = highlighted.replace("<em>", "").replace("</em>", "")
+        assert len(plain) == engine_query.HIGHLIGHT_MAX_CHARS
+        assert len(hit["document"]["description"]) == len(words) * 200_000  # the document itself is whole
+    finally:
+        e.close()
+
+
+def test_local_host_deadline_covers_every_shard(tmp_path):
+    """Shards searched one after the other share one deadline."""
+    import asyncio
+
+    from search_workers.host import ShardSpec
+
+    host = LocalHost(tmp_path)
+    spec = ShardSpec("idx", 1, 2, 1, MAPPING)
+    asyncio.run(host.open(spec))
+    try:
+        for s in range(2):
+            host._replicas[("idx", 1, s, 0)].apply(upserts([{"id": f"{s}-{i}", "name": "phone"} for i in range(50)]))
+        assert host.search_now("idx", 1, {"q": "phone", "timeoutMs": 2000})["total"] == 100
+        with pytest.raises(SearchTimeout):
+            host.search_now("idx", 1, {"q": "phone", "timeoutMs": 0})
+    finally:
+        asyncio.run(host.close())
+
+
+def test_terms_order_is_the_full_sort_cut_to_size():
+    rng = random.Random(5)
+    for _ in range(200):
+        counts = {"".join(rng.choices("aAbB1é", k=rng.randint(1, 3))): rng.randint(1, 4) for _ in range(rng.randint(0, 60))}
+        size = rng.choice([None, 0, 1, 3, 10, 100])
+        expected = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].casefold(), kv[0]))
+        assert list(_order_terms(counts, "count", size).items()) == (expected if size is None else expected[:size])
+        alpha = sorted(counts.items(), key=lambda kv: (kv[0].casefold(), kv[0]))
+        assert list(_order_terms(counts, "alpha", size).items()) == (alpha if size is None else alpha[:size])
