@@ -8,9 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import Principal, index_reader
-from control_plane.deps import RuntimeDep
+from control_plane.deps import RuntimeDep, client_ip
 from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
+from control_plane.search.quota import charge_search
 from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
 
 router = APIRouter(tags=["search"])
@@ -34,4 +35,5 @@ async def search(
     resolved = cached_for_key(runtime, principal, project_id, index_id, body)
     if resolved is None:
         resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
+    charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip(request))
     return await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers, principal))

@@ -248,8 +248,7 @@ async def run_search(
 ) -> Response:
     started = time.perf_counter()
     check_limits(resolved.settings, body)  # before anything reads the body (a 300-deep filter broke model_dump)
-    # the plan's searches per second, counted over 10-second windows so short bursts pass
-    runtime.quotas.hit(f"{resolved.searches_per_second * 10}/10 seconds", "search", resolved.project_id)
+    # the endpoint has counted this search against its caller's quota (control_plane.search.quota)
     state = search_runtime(runtime)
     index = resolved.index
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 from control_plane.access import Principal, access_for_key_project, storefront_principal
-from control_plane.deps import RuntimeDep
+from control_plane.deps import RuntimeDep, client_ip
 from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.exposure import check_public_request
 from control_plane.search.profile_query import SearchRequest
+from control_plane.search.quota import charge_search
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
 from shared.errors import ErrorCode, ServiceError
 
@@ -44,6 +45,7 @@ async def storefront_search(
     access_for_key_project(principal, resolved.project_id)
     if principal.key is not None and principal.key.index_id not in (None, resolved.index.id):
         raise ServiceError(ErrorCode.NOT_FOUND, "Search profile not found")
+    charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip(request))
     if principal.kind == "public_key":
         index = resolved.index
         check_public_request(resolved.settings, body, index.serving_mapping or index.mapping)
