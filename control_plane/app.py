@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
+from control_plane.cabinet import install_cabinet
 from control_plane.cors import StorefrontCORS
 from control_plane.document.endpoints import router as document_router
 from control_plane.errors import BodySizeLimit, install_error_handlers
@@ -74,4 +75,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(task_router, prefix="/v1")
     app.include_router(search_router, prefix="/v1")
     app.include_router(profile_router, prefix="/v1")
+    install_cabinet(app)  # last: the merchant dashboard's pages at / and its files under /cabinet/
     return app

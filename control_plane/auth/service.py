@@ -36,16 +36,16 @@ class Mail:
 
 
 def _verification_mail(links: str, user: User, token: str) -> Mail:
-    link = f"{links}/v1/auth/verify-email?token={token}"
+    link = f"{links}/verify-email?token={token}"  # a cabinet page that verifies
     return Mail(user.email, "Verify your shopsearch email address",
                 f"Welcome to shopsearch.\n\nConfirm your email address by opening this link:\n{link}\n")
 
 
 def _reset_mail(links: str, user: User, token: str) -> Mail:
-    link = f"{links}/v1/auth/reset-password?token={token}"
+    link = f"{links}/reset-password?token={token}"  # a cabinet form that posts reset-password
     return Mail(user.email, "Reset your shopsearch password",
                 "Someone asked to reset the password of this shopsearch account.\n"
-                f"Use this token to choose a new password (POST /v1/auth/reset-password):\n{link}\n\n"
+                f"Open this link to choose a new password:\n{link}\n\n"
                 "If it wasn't you, ignore this email.\n")
 
 

@@ -1,0 +1,122 @@
+// Small DOM helpers: elements are built with h() (text always as text nodes, never innerHTML).
+
+let uid = 0;
+export const nextId = (prefix = "f") => `${prefix}-${++uid}`;
+
+/** el.replaceChildren(...) leaving out null/false (so `cond ? node : null` can be passed). */
+export function fill(el, ...nodes) {
+  el.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false));
+  return el;
+}
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "value") el.value = v;
+    else if (k === "checked") el.checked = !!v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** A labelled control: field("Email", h("input", {...})). */
+export function field(label, control, hint) {
+  if (!control.id) control.id = nextId();
+  const hintEl = hint ? h("small", { id: control.id + "-hint" }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
+}
+
+/** The API error (message and each detail's path) in an alert region. */
+export function errorBox(error) {
+  const details = (error.details || []).map((d) => h("li", {}, d.path ? h("code", {}, d.path) : null, d.path ? " — " : null, d.message));
+  return h("div", { class: "alert error", role: "alert", "data-code": error.code || "" },
+    h("strong", {}, error.message || String(error)), details.length ? h("ul", {}, details) : null);
+}
+
+export function notice(text, kind = "ok") {
+  return h("div", { class: `alert ${kind}`, role: "status" }, text);
+}
+
+/** Replaces a slot's content (e.g. a form's message area) and moves focus to an alert. */
+export function show(slot, ...nodes) {
+  fill(slot, ...nodes);
+  const alert = slot.querySelector("[role=alert]");
+  if (alert) { alert.tabIndex = -1; alert.focus(); }
+}
+
+/**
+ * A form whose submit runs `action(values)`; the button is disabled while it runs and an ApiError
+ * appears above the button. `action` may return a node to show as the result.
+ */
+export function form(attrs, controls, submitLabel, action) {
+  const message = h("div", { class: "message" });
+  const button = h("button", { type: "submit" }, submitLabel);
+  const el = h("form", { ...attrs, novalidate: false }, controls, message, button);
+  el.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    message.replaceChildren();
+    try {
+      const result = await action(Object.fromEntries(new FormData(el).entries()), el);
+      if (result instanceof Node) show(message, result);
+    } catch (e) {
+      show(message, errorBox(e));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return el;
+}
+
+export function copyButton(getText, label = "Copy") {
+  const button = h("button", { type: "button", class: "secondary" }, label);
+  button.addEventListener("click", async () => {
+    const text = getText();
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {  // no clipboard permission: select the text for Ctrl+C instead
+      const area = h("textarea", { "aria-hidden": "true", class: "offscreen" }, text);
+      document.body.append(area); area.select(); document.execCommand("copy"); area.remove();
+    }
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = label; }, 1500);
+  });
+  return button;
+}
+
+export function table(headers, rows, caption) {
+  return h("div", { class: "table-wrap" }, h("table", {},
+    caption ? h("caption", {}, caption) : null,
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "empty" }, "Nothing yet.")))));
+}
+
+export const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
+
+export function select(name, options, value, attrs = {}) {
+  return h("select", { name, ...attrs }, options.map((o) => {
+    const [v, label] = Array.isArray(o) ? o : [o, o];
+    return h("option", { value: v, selected: v === value }, label);
+  }));
+}
+
+/** Highlight HTML from the API: keep text and <em>, drop everything else (parsed inert in a template). */
+export function highlighted(htmlText) {
+  const template = document.createElement("template");
+  template.innerHTML = htmlText;
+  const out = [];
+  for (const node of template.content.childNodes) {
+    if (node.nodeType === Node.TEXT_NODE) out.push(node.textContent);
+    else if (node.nodeName === "EM") out.push(h("mark", {}, node.textContent));
+    else out.push(node.textContent);
+  }
+  return out;
+}
