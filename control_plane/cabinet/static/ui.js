@@ -15,8 +15,8 @@ export function h(tag, attrs = {}, ...children) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
-    else if (k === "value") el.value = v;
-    else if (k === "checked") el.checked = !!v;
+    else if (k === "value") { if ("defaultValue" in el && el.tagName !== "SELECT") el.defaultValue = v; el.value = v; }
+    else if (k === "checked") el.checked = el.defaultChecked = !!v;  // defaults: form.reset() returns to them
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const c of children.flat(Infinity)) {
