@@ -36,6 +36,8 @@ from benchmarks.common import (
 
 ORIGIN = "https://shop.example"
 HUGE_DOC_BYTES = 9 * 1024 * 1024
+# the operator may allow documents that large (SHOPSEARCH_MAX_DOCUMENT_BYTES, 100 KB by default)
+SERVER_ENV = {"SHOPSEARCH_MAX_DOCUMENT_BYTES": str(HUGE_DOC_BYTES + 1024 * 1024)}
 SHOP_MAPPING: dict[str, Any] = {
     "idField": "id",
     "fields": {**MAPPING["fields"], "sku": {"type": "keyword", "filterable": True, "facetable": True}},
@@ -67,15 +69,15 @@ def make_shop(server: Server, docs: list[dict[str, Any]], profile: dict[str, Any
     return Shop(tenant, index_url, saved.json()["profileKey"])
 
 
-def catalog(n: int, huge: bool = True) -> list[dict[str, Any]]:
+def catalog(n: int, huge: bool = True, huge_bytes: int = HUGE_DOC_BYTES) -> list[dict[str, Any]]:
     """``n`` products, each with a distinct ``sku`` (brand/name/id: many distinct, sortable values),
-    and (``huge``) one product of 9 MB that the word ``zanzibar`` finds."""
+    and (``huge``) one product of ``huge_bytes`` that the word ``zanzibar`` finds."""
     docs = expand(n)
     for d in docs:
         d["sku"] = f"{d['brand'] or 'x'}-{d['name'][:40]}-{d['id']}"
     if huge:
         words = "zanzibar phone case charger cable screen protector camera "
-        docs[-1] = {**docs[-1], "description": words * (HUGE_DOC_BYTES // len(words))}
+        docs[-1] = {**docs[-1], "description": words * (huge_bytes // len(words))}
     return docs
 
 
@@ -87,14 +89,23 @@ HOSTILE_PROFILE: dict[str, Any] = {
 
 
 def hostile_requests(clauses: int = 400) -> dict[str, dict[str, Any]]:
-    """The worst storefront search bodies found (names -> body), limits aside."""
+    """The worst storefront search bodies found (name -> body): first the review's (past today's
+    limits), then the worst still within them (``control_plane.search.limits``)."""
     ranges = [{"sku": {"gte": f"{c}", "lt": f"{c}~"}} for c in (chr(48 + i % 75) + str(i) for i in range(clauses))]
+    in_limits = ranges[:61]  # with the or node: 62 of the 64 conditions (2 left for a caller)
+    typos = " ".join(["zanzibbar", "chargerr", "protectorr", "cammera", "headphonez", "televison", "samsnug",
+                      "wireles"] * 4)
     return {
         "or-ranges-on-keyword": {"q": "", "filters": {"or": ranges}, "facets": ["sku"]},
-        "highlight-9MB": {"q": "zanzibar phone case charger", "perPage": 100},
+        "highlight-huge-document": {"q": "zanzibar phone case charger", "perPage": 100},
         "match-all-facets": {"q": "", "facets": ["brand", "categories", "sku"], "sort": None},
         "deep-nesting-300": {"q": "", "filters": _nested(300)},
         "and-not-a-list": {"q": "", "filters": {"and": 5}},
+        "in-limits:61-ranges+facets+window": {"q": "", "filters": {"or": in_limits},
+                                              "facets": ["brand", "categories", "sku"], "page": 10, "perPage": 100},
+        "in-limits:broad-q-window-1000": {"q": "a", "facets": ["brand", "categories", "sku"], "page": 10,
+                                          "perPage": 100},
+        "in-limits:32-typo-words": {"q": typos, "facets": ["brand", "categories", "sku"]},
     }
 
 
@@ -195,7 +206,7 @@ def main() -> None:
     parser.add_argument("--ordinary", type=int, default=0,
                         help="only time this many ordinary storefront searches (real queries, no-cache)")
     args = parser.parse_args()
-    with running_server(postgres=args.postgres, redis=args.redis) as server:
+    with running_server(postgres=args.postgres, redis=args.redis, extra_env=SERVER_ENV) as server:
         if args.ordinary:
             ordinary(server, args.docs, args.ordinary)
             return

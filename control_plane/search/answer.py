@@ -58,5 +58,9 @@ SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "Search answer: hits, total, page, perPage, facets, sort, appliedRules, queryId, tookMs",
         "content": {"application/json": {"schema": SEARCH_ANSWER}},
-    }
+    },
+    400: {"description": "VALIDATION_ERROR: a malformed request, or one asking for more work than the search "
+                         "limits allow (`details[].path` and `limit` name it; README \"Search limits\")"},
+    503: {"description": "SEARCH_TIMEOUT: the search ran past `SHOPSEARCH_SEARCH_TIMEOUT_MS` and was stopped; "
+                         "UNAVAILABLE: a dependency (the database, the search workers) is down"},
 }

@@ -391,6 +391,7 @@ def merge_tiered(writer: Any, segments: list) -> list:
             keep.extend(segs)
     return keep
 DEFAULT_LIMIT = 20
+DECODE_BYTES_PER_SECOND = 200e6  # orjson on a slow core, for deadline checks
 
 
 class ShardEngine:
@@ -693,7 +694,7 @@ class ShardEngine:
         dropped: list[str] = []
         matched_terms: set[str] = set()
         deadline.check()
-        clauses, field_clauses = self._clauses(q, query, fields_cfg) if q.strip() else ([], {})
+        clauses, field_clauses = self._clauses(q, query, fields_cfg, deadline) if q.strip() else ([], {})
         if clauses:
             plans = plan_clauses(mem, clauses, fields_cfg, field_clauses)
             deadline.check()
@@ -786,7 +787,9 @@ class ShardEngine:
         retrieve = query.get("retrieve")
         hit_list: list[dict[str, Any]] = []
         for slot, slot_score in zip(cands[top].tolist(), score[top].tolist(), strict=True):
-            deadline.check()
+            # decoding a document holds the GIL throughout (~30 ms for 9 MB): not started when it
+            # would end past the deadline (an event-loop attempt goes to a thread instead)
+            deadline.check(len(mem.blobs[slot] or b"") / DECODE_BYTES_PER_SECOND)
             doc = mem.document(slot) or {}
             hl: dict[str, str] = {}
             for f in hl_fields:
@@ -802,19 +805,21 @@ class ShardEngine:
                              "highlights": hl, "sortValues": sv})
         return {"total": total, "hits": hit_list, "facets": facets_out, "relaxed": relaxed, "droppedWords": dropped}
 
-    def _clauses(self, q: str, query: dict, fields_cfg: dict[str, dict]) -> tuple[list, dict[str, list]]:
+    def _clauses(self, q: str, query: dict, fields_cfg: dict[str, dict],
+                 deadline: Deadline | None = None) -> tuple[list, dict[str, list]]:
         """The query's clauses in the index language, and per queried field whose analyzer
         differs, the clauses as that analyzer reads the query (built once per analyzer)."""
         mem = self._mem
         args = (query.get("typo") or {}, query.get("synonyms"), any(c.get("prefix", True) for c in fields_cfg.values()))
-        clauses = build_clauses(mem, q, *args)
+        deadline = deadline or Deadline(None)
+        clauses = build_clauses(mem, q, *args, deadline=deadline)
         by_an: dict[int, list] = {id(mem.analyzer): clauses}
         field_clauses: dict[str, list] = {}
         for fname in fields_cfg:
             an = mem.field_an[fname]
             if an is not mem.analyzer:
                 if id(an) not in by_an:
-                    by_an[id(an)] = build_clauses(mem, q, *args, an=an)
+                    by_an[id(an)] = build_clauses(mem, q, *args, an=an, deadline=deadline)
                 field_clauses[fname] = by_an[id(an)]
         return clauses, field_clauses
 

@@ -37,8 +37,10 @@ class Deadline:
     def __init__(self, timeout_ms: float | None) -> None:
         self.at = None if timeout_ms is None else time.monotonic() + max(0.0, float(timeout_ms)) / 1000
 
-    def check(self) -> None:
-        if self.at is not None and time.monotonic() > self.at:
+    def check(self, cost: float = 0.0) -> None:
+        """Raise :class:`SearchTimeout` when the deadline has passed, or would before ``cost``
+        more seconds of work (one uninterruptible step, like decoding a 9 MB document) end."""
+        if self.at is not None and time.monotonic() + cost > self.at:
             raise SearchTimeout()
 
 

@@ -188,7 +188,7 @@ def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[s
 
 # ----------------------------------------------------------------------------- clauses
 def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | None, allow_prefix: bool,
-                  an: TextAnalyzer | None = None) -> list[Clause]:
+                  an: TextAnalyzer | None = None, deadline: Deadline = NO_DEADLINE) -> list[Clause]:
     """The clauses of ``text`` as analysed by ``an`` (default: the index language's). Every
     analyzer cuts a text into the same atoms, so clause ``i`` is the same word for all of them."""
     an = an or idx.analyzer
@@ -209,6 +209,7 @@ def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | Non
     clauses: list[Clause] = []
     last = len(atoms) - 1
     for i, a in enumerate(atoms):
+        deadline.check()  # typo expansion of a long word walks thousands of deletion keys
         c = Clause(word=a.raw)
         raw_f = fold(a.raw)
         exact = {a.norm, raw_f}
