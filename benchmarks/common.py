@@ -173,6 +173,16 @@ class Server:
     def pid(self) -> int:
         return self.process.pid
 
+    def cli(self, *args: str) -> str:
+        """``shopsearch ARGS`` as a separate process on this server's database; its standard output."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
+        env.update(SHOPSEARCH_DATA_DIR=str(self.data_dir), SHOPSEARCH_DATABASE_URL=self.database_url)
+        result = subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"shopsearch {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
 
 @contextlib.contextmanager
 def running_server(postgres: bool = False, redis: bool = False, keep: bool = False,

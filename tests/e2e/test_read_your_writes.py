@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
-from benchmarks.common import ROOT, Server, running_server
+from benchmarks.common import Server, running_server
 
 ROUNDS = int(os.environ.get("RYW_ROUNDS", "100"))  # x 5 pairs = 500 create-then-use pairs per backend
 CLIENTS = 4
@@ -28,19 +26,12 @@ ORIGIN = "https://shop.example"
 MAPPING = {"idField": "id", "fields": {"name": {"type": "text", "searchable": True}}}
 
 
-def _cli(server: Server, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
-    env.update(SHOPSEARCH_DATA_DIR=str(server.data_dir), SHOPSEARCH_DATABASE_URL=server.database_url)
-    result = subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def _owner(server: Server, http: httpx.Client) -> dict[str, Any]:
     """A verified owner (made by the operator CLI) on the largest plan, signed in over HTTP."""
     email, password = f"owner-{secrets.token_hex(4)}@shop.example", "a long password"
-    created = json.loads(_cli(server, "tenants", "create", "--email", email, "--password", password,
+    created = json.loads(server.cli("tenants", "create", "--email", email, "--password", password,
                               "--org", "Shop", "--project", "web", "--verified", "--json"))
     login = http.post("/v1/auth/login", json={"email": email, "password": password})
     assert login.status_code == 200, login.text

@@ -8,15 +8,12 @@ all storefront callers together, and 50 for any one shopper's address.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from benchmarks.common import ROOT, running_server
+from benchmarks.common import running_server
 from control_plane.search.quota import _client
 from tests.factories import bearer, make_key
 from tests.index.helpers import create_index, make_tenant, products, upload
@@ -74,20 +71,13 @@ def test_ipv6_shoppers_are_counted_per_64_block():
     assert _client("127.0.0.2") == "127.0.0.2"
 
 
-def _cli(server, *args: str) -> str:  # type: ignore[no-untyped-def]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
-    env.update(SHOPSEARCH_DATA_DIR=str(server.data_dir), SHOPSEARCH_DATABASE_URL=server.database_url)
-    result = subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def test_over_http_each_client_address_has_its_own_share():
     """On a real server the address is the connection's: shoppers bound to 127.0.0.2 and 127.0.0.3."""
     with running_server() as server, httpx.Client(base_url=server.base, timeout=30) as http:
         email, password = "quota@shop.example", "a long enough password"
-        created = json.loads(_cli(server, "tenants", "create", "--email", email, "--password", password,
+        created = json.loads(server.cli("tenants", "create", "--email", email, "--password", password,
                                   "--org", "Shop", "--project", "web", "--verified", "--json"))
         project = f"/v1/projects/{created['projectId']}"
         session = bearer(http.post("/v1/auth/login", json={"email": email, "password": password}).json()["accessToken"])
