@@ -92,8 +92,12 @@ export function copyButton(getText, label = "Copy") {
   return button;
 }
 
+/** A data table; on a phone each row becomes a block whose cells carry their column's name (data-label). */
 export function table(headers, rows, caption) {
-  return h("div", { class: "table-wrap" }, h("table", {},
+  for (const row of rows) {
+    [...row.children].forEach((cell, i) => { if (headers[i]) cell.dataset.label = headers[i]; });
+  }
+  return h("div", { class: "table-wrap" }, h("table", { class: "stack" },
     caption ? h("caption", {}, caption) : null,
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))),
     h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: headers.length, class: "empty" }, "Nothing yet.")))));

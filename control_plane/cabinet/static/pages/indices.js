@@ -203,7 +203,7 @@ function uploadForm(projectId, indexId, mapping, refreshIndex) {
 }
 
 async function browseDocuments(slot, url) {
-  const view = h("pre", { class: "doc", tabindex: 0, "aria-label": "Document" });
+  const view = h("pre", { class: "doc", tabindex: 0, "aria-label": "Document" }, "Choose a document to see it here.");
   const list = h("div");
   const message = h("div");
   const cursors = [null];

@@ -1,0 +1,252 @@
+"""The cabinet on a phone and a tablet, its accessibility (names, headings, focus, keyboard-only
+sign-in) and the index settings pages (data source, integration, deleting profiles and indices),
+in Debian's Chromium against a real ``shopsearch serve``.
+
+The tenant is made directly in the server's database (``create_tenant``) and filled through the API,
+so each check starts on a populated cabinet without replaying the sign-up journey.
+CABINET_SCREENSHOTS=DIR keeps a screenshot of each page at each viewport.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from benchmarks.common import load_products, running_server, wait_task
+from tests.e2e.test_cabinet import PASSWORD, TIMEOUT_MS, _error_code, _shot, browser  # noqa: F401
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+SECRET = "cabinet-test-secret-" + "x" * 40
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "tablet": {"width": 768, "height": 1024}}
+MAPPING = {
+    "idField": "id",
+    "fields": {
+        "name": {"type": "text", "searchable": True},
+        "description": {"type": "text", "searchable": True},
+        "manufacturer": {"type": "keyword", "searchable": True, "filterable": True, "facetable": True},
+        "price": {"type": "float", "filterable": True, "sortable": True, "facetable": True},
+    },
+}
+
+
+@dataclass
+class Site:
+    base: str
+    database_url: str
+    email: str
+    org_id: str
+    project_id: str
+    key: str
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=30)
+
+    def index_with_profile(self, name: str, products: int = 40) -> tuple[str, str]:
+        """A new index holding a few Best Buy products, and a saved profile on it."""
+        with self.api() as http:
+            url = f"/v1/projects/{self.project_id}/indices"
+            index = http.post(url, json={"name": name, "mapping": MAPPING}).json()
+            task = http.post(f"{url}/{index['id']}/documents", json=load_products()[:products]).json()
+            assert wait_task(http, self.project_id, task["taskId"], timeout=60)["status"] == "succeeded"
+            profile = http.post(f"{url}/{index['id']}/profiles", json={
+                "name": "storefront", "queryFields": {"name": {"weight": 10}, "description": {"weight": 1}},
+                "facets": ["manufacturer"], "highlight": ["name"]}).json()
+            assert "id" in profile, profile
+            return index["id"], profile["id"]
+
+
+def _make_tenant(database_url: str) -> dict[str, Any]:
+    from control_plane.db import make_engine, make_sessionmaker
+    from control_plane.org.tenants import create_tenant
+
+    engine = make_engine(database_url)
+    try:
+        with make_sessionmaker(engine).begin() as db:
+            created = create_tenant(db, email=f"lea-{uuid.uuid4().hex[:8]}@shop.test", password=PASSWORD,
+                                    org_name="Lea's Lamps", project_name="Web shop", verified=True, key_access="full")
+            return created.as_dict()
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with running_server(extra_env={"SHOPSEARCH_SECRET_KEY": SECRET}) as server:
+        tenant = _make_tenant(server.database_url)
+        yield Site(server.base, server.database_url, tenant["email"], tenant["orgId"], tenant["projectId"], tenant["key"])
+
+
+def _new_page(chromium, viewport: dict[str, int]):  # type: ignore[no-untyped-def]
+    context = chromium.new_context(viewport=viewport)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return context, page, errors
+
+
+def _sign_in(page, site: Site) -> None:  # type: ignore[no-untyped-def]
+    page.goto(site.base + "/#/signin")
+    page.get_by_label("Email").fill(site.email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", level=1, name="Lea's Lamps").wait_for()
+
+
+# Names as a screen reader would announce them (aria-labelledby, aria-label, <label>, a button's
+# text), heading order, duplicate ids. Elements under aria-hidden are left out.
+A11Y_PROBLEMS = """() => {
+  const problems = [];
+  const text = (el) => (el ? el.textContent : "").replace(/\\s+/g, " ").trim();
+  const name = (el) => {
+    const by = el.getAttribute("aria-labelledby");
+    if (by && by.split(/\\s+/).map((id) => text(document.getElementById(id))).join("").trim()) return true;
+    if ((el.getAttribute("aria-label") || "").trim()) return true;
+    if (el.labels && [...el.labels].some((l) => text(l))) return true;
+    if (el.tagName === "BUTTON" && text(el)) return true;
+    return false;
+  };
+  const short = (el) => el.outerHTML.slice(0, 140);
+  for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea, button")) {
+    if (el.closest("[aria-hidden=true]")) continue;
+    if (!name(el)) problems.push("no accessible name: " + short(el));
+  }
+  const headings = [...document.querySelectorAll("h1, h2, h3, h4, h5, h6")].filter((x) => x.getClientRects().length);
+  const levels = headings.map((x) => Number(x.tagName[1]));
+  if (levels.filter((l) => l === 1).length !== 1) problems.push("h1 count: " + levels.filter((l) => l === 1).length);
+  if (levels[0] !== 1) problems.push("the first heading is not h1 but h" + levels[0]);
+  levels.forEach((l, i) => { if (i && l > levels[i - 1] + 1) problems.push(`heading h${levels[i - 1]} then h${l}: ${text(headings[i])}`); });
+  const seen = new Set();
+  for (const el of document.querySelectorAll("[id]")) { if (seen.has(el.id)) problems.push("duplicate id " + el.id); seen.add(el.id); }
+  return problems;
+}"""
+
+FOCUSED = """() => { const el = document.activeElement; const s = getComputedStyle(el);
+  return { tag: el.tagName, text: (el.getAttribute("aria-label") || el.textContent || el.name || "").trim().slice(0, 40),
+           visible: el.matches(":focus-visible") && s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
+
+
+def _check_page(page, label: str, tabs: int = 12) -> None:  # type: ignore[no-untyped-def]
+    """No accessibility problem, and each of the first `tabs` keyboard stops shows its focus."""
+    problems = page.evaluate(A11Y_PROBLEMS)
+    assert not problems, (label, problems)
+    page.locator("h1").first.focus()
+    for _ in range(tabs):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED)
+        if focused["tag"] == "BODY":
+            break
+        assert focused["visible"], (label, focused)
+
+
+# The page's width, the viewport's, and the innermost elements reaching past the viewport's edge.
+WIDEST = """() => {
+  const scrolls = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
+    if (["auto", "scroll", "hidden"].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+  const past = (el) => el.getBoundingClientRect().right > innerWidth + 1 && !scrolls(el);
+  const wide = [...document.querySelectorAll("body *")].filter((el) => el.getBoundingClientRect().right > innerWidth + 1 && !(el.parentElement && el.parentElement.getBoundingClientRect().right > innerWidth + 1));
+  return [document.documentElement.scrollWidth, innerWidth, wide.slice(0, 5).map((el) => el.outerHTML.slice(0, 100))];
+}"""
+
+
+def _sideways(page, label: str) -> list[tuple[str, int, int, list[str]]]:  # type: ignore[no-untyped-def]
+    """[] unless the page itself scrolls sideways (wide tables scroll inside their own container)."""
+    width, viewport, wide = page.evaluate(WIDEST)
+    return [(label, width, viewport, wide)] if width > viewport else []
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_layout_on_phone_and_tablet(browser, site, viewport):  # type: ignore[no-untyped-def]  # noqa: F811
+    index_id, profile_id = site.index_with_profile(f"lamps-{viewport}")
+    context, page, errors = _new_page(browser, VIEWPORTS[viewport])
+    overflow: list[tuple[str, int, int, list[str]]] = []
+    try:
+        page.goto(site.base + "/#/signin")
+        page.get_by_role("heading", level=1, name="Sign in").wait_for()
+        overflow += _sideways(page, "sign in")
+        _shot(page, f"{viewport}-signin")
+        _sign_in(page, site)
+        page.get_by_role("link", name="Web shop").first.wait_for()
+        overflow += _sideways(page, "organization")
+        _shot(page, f"{viewport}-organization")
+        page.goto(f"{site.base}/#/p/{site.project_id}/keys")
+        page.get_by_role("heading", level=1, name="API keys").wait_for()
+        page.locator("td", has_text="operator key").wait_for()
+        overflow += _sideways(page, "keys")
+        _shot(page, f"{viewport}-keys")
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
+        page.get_by_role("heading", level=1, name=f"lamps-{viewport}").wait_for()
+        page.locator("tr[data-status=succeeded]").first.wait_for()
+        page.locator(".doc-list li").first.wait_for()
+        overflow += _sideways(page, "index")
+        _shot(page, f"{viewport}-index")
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}/profiles/{profile_id}")
+        page.get_by_role("heading", level=1, name=f"Search profiles — lamps-{viewport}").wait_for()
+        expect(page.locator("#preview-total")).to_have_text(re.compile(r"^\d+ results"))
+        overflow += _sideways(page, "profile editor")
+        settings, preview = (page.get_by_role("heading", level=2, name=n).locator("..") for n in ("Settings", "Live preview"))
+        below = settings.bounding_box(), preview.bounding_box()
+        assert below[1]["y"] >= below[0]["y"] + below[0]["height"], "the editor and the preview should stack"
+        _shot(page, f"{viewport}-profile")
+    finally:
+        context.close()
+    assert not overflow, overflow
+    assert not errors, errors
+
+
+def test_accessibility_of_each_page(browser, site):  # type: ignore[no-untyped-def]  # noqa: F811
+    index_id, profile_id = site.index_with_profile("lamps-a11y")
+    context, page, errors = _new_page(browser, {"width": 1280, "height": 900})
+    try:
+        for route, heading in (("signin", "Sign in"), ("signup", "Create your shopsearch account"), ("forgot", "Forgot your password?")):
+            page.goto(f"{site.base}/#/{route}")
+            page.get_by_role("heading", level=1, name=heading).wait_for()
+            _check_page(page, route)
+
+        # keyboard only: the page focuses its heading, Tab reaches the email, then the password; Enter submits
+        page.goto(site.base + "/#/signin")
+        page.get_by_role("heading", level=1, name="Sign in").wait_for()
+        expect(page.get_by_role("heading", level=1)).to_be_focused()
+        page.keyboard.press("Tab")
+        expect(page.get_by_label("Email")).to_be_focused()
+        page.keyboard.type(site.email)
+        page.keyboard.press("Tab")
+        expect(page.get_by_label("Password")).to_be_focused()
+        page.keyboard.type("not the password")
+        page.keyboard.press("Enter")
+        # the API's error is announced (role=alert) and takes the focus
+        alert = page.get_by_role("alert")
+        expect(alert).to_be_focused()
+        assert alert.get_attribute("data-code") == "UNAUTHENTICATED"
+        page.keyboard.press("Shift+Tab")  # back to the password field (the alert precedes the button)
+        expect(page.get_by_label("Password")).to_be_focused()
+        page.keyboard.press("ControlOrMeta+a")
+        page.keyboard.type(PASSWORD)
+        page.keyboard.press("Enter")
+        page.get_by_role("heading", level=1, name="Lea's Lamps").wait_for()
+        expect(page.get_by_role("heading", level=1)).to_be_focused()  # a new page moves focus to its heading
+        page.locator("td", has_text="Web shop").wait_for()
+        _check_page(page, "organization")
+
+        p = f"{site.base}/#/p/{site.project_id}"
+        for url, heading, ready in (
+            (site.base + "/#/account", "Account", "tbody tr"),
+            (p + "/keys", "API keys", "td"),
+            (p, "Indices", "tbody tr"),
+            (f"{p}/i/{index_id}", "lamps-a11y", "tr[data-status]"),
+            (f"{p}/i/{index_id}/profiles/{profile_id}", "Search profiles — lamps-a11y", ".hit"),
+        ):
+            page.goto(url)
+            page.get_by_role("heading", level=1, name=heading).wait_for()
+            page.locator(ready).first.wait_for()
+            _check_page(page, heading, tabs=25)
+    finally:
+        context.close()
+    assert not errors, errors
