@@ -52,7 +52,9 @@ class Site:
         """A new index holding a few Best Buy products, and a saved profile on it."""
         with self.api() as http:
             url = f"/v1/projects/{self.project_id}/indices"
-            index = http.post(url, json={"name": name, "mapping": MAPPING}).json()
+            created = http.post(url, json={"name": name, "mapping": MAPPING})
+            assert created.status_code == 201, created.text
+            index = created.json()
             task = http.post(f"{url}/{index['id']}/documents", json=load_products()[:products]).json()
             assert wait_task(http, self.project_id, task["taskId"], timeout=60)["status"] == "succeeded"
             profile = http.post(f"{url}/{index['id']}/profiles", json={
@@ -64,6 +66,7 @@ class Site:
 
 def _make_tenant(database_url: str) -> dict[str, Any]:
     from control_plane.db import make_engine, make_sessionmaker
+    from control_plane.org.models import Organization
     from control_plane.org.tenants import create_tenant
 
     engine = make_engine(database_url)
@@ -71,6 +74,7 @@ def _make_tenant(database_url: str) -> dict[str, Any]:
         with make_sessionmaker(engine).begin() as db:
             created = create_tenant(db, email=f"lea-{uuid.uuid4().hex[:8]}@shop.test", password=PASSWORD,
                                     org_name="Lea's Lamps", project_name="Web shop", verified=True, key_access="full")
+            db.get(Organization, created.org_id).plan = "pro"  # type: ignore[union-attr]  # room for an index per test
             return created.as_dict()
     finally:
         engine.dispose()
@@ -247,6 +251,122 @@ def test_accessibility_of_each_page(browser, site):  # type: ignore[no-untyped-d
             page.get_by_role("heading", level=1, name=heading).wait_for()
             page.locator(ready).first.wait_for()
             _check_page(page, heading, tabs=25)
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def _stored_feed_url(site: Site, index_id: str) -> str:
+    """The full feed URL as the server keeps it (encrypted under its secret key)."""
+    from control_plane.db import make_engine, make_sessionmaker
+    from control_plane.index import feed_url
+    from control_plane.index.models import Index
+
+    engine = make_engine(site.database_url)
+    try:
+        with make_sessionmaker(engine)() as db:
+            feed = db.get(Index, index_id).feed  # type: ignore[union-attr]
+            return str(feed_url.unseal(feed["sealedUrl"], SECRET))
+    finally:
+        engine.dispose()
+
+
+def test_index_settings_feed_integration_and_deletion(browser, site):  # type: ignore[no-untyped-def]  # noqa: F811
+    index_id, profile_id = site.index_with_profile("lamps-settings")
+    index_url = f"/v1/projects/{site.project_id}/indices/{index_id}"
+    context, page, errors = _new_page(browser, {"width": 1280, "height": 900})
+    feed_requests: list[str] = []
+    page.on("request", lambda r: feed_requests.append(f"{r.method} {r.url}") if "/feed" in r.url else None)
+    dialogs: list[str] = []
+
+    def answer(dialog, accept: bool) -> None:  # type: ignore[no-untyped-def]
+        dialogs.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    try:
+        _sign_in(page, site)
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
+        page.get_by_role("heading", level=1, name="lamps-settings").wait_for()
+        page.get_by_text("No data source").wait_for()
+        form = page.get_by_role("form", name="Data source")
+
+        # a private address is refused; the alert names the field (details[].path)
+        form.get_by_label("Feed URL").fill("http://127.0.0.1:9/feed.json")
+        form.get_by_role("button", name="Save data source").click()
+        assert _error_code(page, form) == "VALIDATION_ERROR"
+        assert form.locator(".alert.error code").inner_text() == "url"
+
+        # credentials are shown redacted; saving the redacted address keeps the real one. The host is
+        # a public address literal (no name lookup here) and is never synced, so nothing fetches it.
+        secret_url = "https://user:pass@93.184.216.34/x.json?token=abc"
+        redacted = "https://***:***@93.184.216.34/x.json?token=***"
+        form.get_by_label("Feed URL").fill(secret_url)
+        form.get_by_label("Format").select_option("jsonl")
+        form.get_by_label("Field names (optional)").fill("title=name")
+        form.get_by_role("button", name="Save data source").click()
+        page.get_by_text("Data source saved.").wait_for()
+        expect(page.locator("#feed-url")).to_have_text(redacted)
+        expect(form.get_by_label("Feed URL")).to_have_value(redacted)
+        form.get_by_label("Format").select_option("csv")
+        form.get_by_role("button", name="Save data source").click()
+        expect(page.locator("#feed-status")).to_contain_text("· csv ·")
+        with site.api() as http:
+            feed = http.get(index_url + "/feed").json()
+        assert feed["url"] == redacted and feed["format"] == "csv" and feed["fieldMap"] == {"title": "name"}
+        assert _stored_feed_url(site, index_id) == secret_url
+        page.reload()  # the form comes back filled from GET .../feed
+        expect(page.get_by_role("form", name="Data source").get_by_label("Feed URL")).to_have_value(redacted)
+        assert not [r for r in feed_requests if "/feed/sync" in r]
+
+        # a connected integration is shown read-only; the data source is then refused with its code
+        with site.api() as http:
+            connected = http.put(index_url + "/integration", json={
+                "platform": "shopware", "name": "Lea's shop", "url": "https://lamps.example", "version": "6.5"})
+            assert connected.status_code == 200, connected.text
+        page.reload()
+        page.locator("#integration").wait_for()
+        assert "shopware" in page.locator("#integration").inner_text()
+        form = page.get_by_role("form", name="Data source")
+        form.get_by_role("button", name="Save data source").click()
+        assert _error_code(page, form) == "INDEX_HAS_INTEGRATION"
+        _shot(page, "index-settings")
+        page.once("dialog", lambda d: answer(d, True))
+        page.get_by_role("button", name="Disconnect").click()
+        page.locator("#integration-none").wait_for()
+        with site.api() as http:
+            assert http.get(index_url).json()["integration"] is None
+
+        # remove the data source (after a confirmation)
+        page.once("dialog", lambda d: answer(d, True))
+        page.get_by_role("button", name="Remove data source").click()
+        page.get_by_text("Data source removed.").wait_for()
+        with site.api() as http:
+            assert http.get(index_url + "/feed").status_code == 404
+
+        # delete the profile
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}/profiles/{profile_id}")
+        page.get_by_role("button", name="Save profile").wait_for()
+        page.once("dialog", lambda d: answer(d, True))
+        page.get_by_role("button", name="Delete profile").click()
+        page.get_by_role("button", name="Create profile").wait_for()
+        with site.api() as http:
+            assert http.get(f"{index_url}/profiles/{profile_id}").status_code == 404
+
+        # delete the index: dismissing the confirmation keeps it, accepting deletes it
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
+        page.get_by_role("heading", level=1, name="lamps-settings").wait_for()
+        page.once("dialog", lambda d: answer(d, False))
+        page.get_by_role("button", name="Delete index").click()
+        page.wait_for_timeout(200)
+        with site.api() as http:
+            assert http.get(index_url).status_code == 200
+        page.once("dialog", lambda d: answer(d, True))
+        page.get_by_role("button", name="Delete index").click()
+        page.get_by_role("heading", level=1, name="Indices").wait_for()
+        expect(page.get_by_role("link", name="lamps-settings")).to_have_count(0)
+        with site.api() as http:
+            assert http.get(index_url).status_code == 404
+        assert len(dialogs) == 5 and "lamps-settings" in dialogs[-1]
     finally:
         context.close()
     assert not errors, errors

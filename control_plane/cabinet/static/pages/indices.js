@@ -1,11 +1,13 @@
 // Indices: the list with a create form (mapping editor), and one index's page: upload (add or
-// replace the whole catalog), live tasks, reindex/cancel, documents browser, facets and mapping.
+// replace the whole catalog), live tasks, reindex/cancel, documents browser, facets, mapping,
+// data source, integration and deletion (the last three in index_settings.js).
 import { api, all } from "../api.js";
 import { h, field, form, table, when, select, errorBox, show, notice, nextId, fill } from "../ui.js";
 import { onLeave } from "../state.js";
 import { projectHeader } from "../project.js";
 import { mappingEditor } from "../mapping.js";
 import { parseCatalog, Upload, BATCH } from "../upload.js";
+import { dataSource, integration, deleteIndex } from "./index_settings.js";
 
 const LANGUAGES = ["en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv"];
 const EXAMPLE = {
@@ -67,6 +69,10 @@ export async function detail(main, projectId, indexId) {
   const documents = h("div");
   const facets = h("div");
   const mappingSlot = h("div");
+  const feedSlot = h("div");
+  const integrationSlot = h("div");
+  const deleteSlot = h("div");
+  const reloadIntegration = async () => integration(integrationSlot, url, await api("GET", url), reloadIntegration);
 
   let reloadDocuments = async () => {};
   async function refreshIndex() {
@@ -86,7 +92,12 @@ export async function detail(main, projectId, indexId) {
     h("section", { class: "card" }, h("h2", {}, "Tasks"), tasks),
     h("section", { class: "card" }, h("h2", {}, "Documents"), documents),
     h("section", { class: "card" }, h("h2", {}, "Facets"), facets),
-    h("section", { class: "card" }, h("h2", {}, "Mapping"), mappingSlot));
+    h("section", { class: "card" }, h("h2", {}, "Mapping"), mappingSlot),
+    h("section", { class: "card" }, h("h2", {}, "Data source"), feedSlot),
+    h("section", { class: "card" }, h("h2", {}, "Shop platform integration"), integrationSlot),
+    h("section", { class: "card" }, h("h2", {}, "Delete this index"), deleteSlot));
+  integration(integrationSlot, url, index, reloadIntegration);
+  deleteIndex(deleteSlot, url, index, projectId);
 
   // Live task status: polled while this page is open.
   let lastActive = null;
@@ -104,7 +115,7 @@ export async function detail(main, projectId, indexId) {
   onLeave(() => clearInterval(timer));
 
   reloadDocuments = await browseDocuments(documents, url);
-  await Promise.all([facetEditor(facets, url, mapping), mappingForm(mappingSlot, url, mapping)]);
+  await Promise.all([facetEditor(facets, url, mapping), mappingForm(mappingSlot, url, mapping), dataSource(feedSlot, url, pollTasks)]);
 }
 
 function renderTasks(slot, items) {

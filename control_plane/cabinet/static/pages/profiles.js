@@ -110,6 +110,13 @@ export async function page(main, projectId, indexId, profileId) {
       await renderSnippet(snippetSlot, projectId, saved, mapping);
     } catch (e) { show(saveMessage, errorBox(e)); } finally { saveButton.disabled = false; }
   } }, loaded ? "Save profile" : "Create profile");
+  const deleteButton = loaded ? h("button", { type: "button", class: "danger", onclick: async () => {
+    if (!confirm(`Delete the profile “${loaded.name}”? Storefronts using ${loaded.profileKey} stop finding anything.`)) return;
+    try {
+      await api("DELETE", `${url}/profiles/${loaded.id}`);
+      location.hash = `#/p/${projectId}/i/${indexId}/profiles/new`;
+    } catch (e) { show(saveMessage, errorBox(e)); }
+  } }, "Delete profile") : null;
 
   const boxes = (title, list) => h("fieldset", {}, h("legend", {}, title),
     list.length ? list.map((x) => h("label", { class: "inline" }, x.box, " ", x.f)) : h("span", { class: "muted" }, "no such field"));
@@ -131,7 +138,7 @@ export async function page(main, projectId, indexId, profileId) {
   fill(main, nav, h("h1", {}, `Search profiles — ${index.name}`),
     h("p", { class: "actions" }, h("a", { href: `#/p/${projectId}/i/${indexId}` }, "← Index"), " ", switcher),
     h("div", { class: "two-col" },
-      h("section", { class: "card" }, h("h2", {}, "Settings"), editor, saveMessage, saveButton),
+      h("section", { class: "card" }, h("h2", {}, "Settings"), editor, saveMessage, h("p", { class: "actions" }, saveButton, deleteButton)),
       h("section", { class: "card preview" }, h("h2", {}, "Live preview"),
         h("div", { class: "field" }, h("label", { for: q.id }, "Search"), q), results)),
     h("section", { class: "card" }, h("h2", {}, "Storefront snippet"), snippetSlot));
