@@ -222,6 +222,11 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         assert "iphone" in page.locator(".hit-title").first.inner_text().lower()
         page.get_by_role("button", name="Create profile").click()
         page.get_by_text("Profile “storefront” saved").wait_for()
+        # the editor now edits the saved profile: saving again updates it (no second profile, no 409)
+        page.get_by_label("Weight of name").fill("25")
+        page.get_by_role("button", name="Save profile").click()
+        expect(page.locator(".alert.ok")).to_contain_text("Profile “storefront” saved")
+        expect(page.get_by_role("button", name="Delete profile")).to_be_visible()
         snippet = page.locator("#snippet").input_value()
         assert public_key in snippet and "/v1/search/" in snippet
         _shot(page, "profile")

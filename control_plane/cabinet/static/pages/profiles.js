@@ -99,24 +99,32 @@ export async function page(main, projectId, indexId, profileId) {
   // ---- save and snippet
   const saveMessage = h("div");
   const snippetSlot = h("div");
+  let current = loaded;  // the saved profile this editor writes to (null until the first save)
   const saveButton = h("button", { type: "button", onclick: async () => {
     saveButton.disabled = true;
     try {
-      const saved = loaded
-        ? await api("PUT", `${url}/profiles/${loaded.id}`, { body: profile() })
+      const saved = current
+        ? await api("PUT", `${url}/profiles/${current.id}`, { body: profile() })
         : await api("POST", url + "/profiles", { body: profile() });
       show(saveMessage, notice(`Profile “${saved.name}” saved. Its storefront handle is ${saved.profileKey}.`));
-      if (!loaded) { history.replaceState(null, "", `/#/p/${projectId}/i/${indexId}/profiles/${saved.id}`); Object.assign(start, saved); }
+      if (!current) {
+        history.replaceState(null, "", `/#/p/${projectId}/i/${indexId}/profiles/${saved.id}`);
+        Object.assign(start, saved);
+        saveButton.textContent = "Save profile";
+        deleteButton.hidden = false;
+      }
+      current = saved;
       await renderSnippet(snippetSlot, projectId, saved, mapping);
     } catch (e) { show(saveMessage, errorBox(e)); } finally { saveButton.disabled = false; }
   } }, loaded ? "Save profile" : "Create profile");
-  const deleteButton = loaded ? h("button", { type: "button", class: "danger", onclick: async () => {
-    if (!confirm(`Delete the profile “${loaded.name}”? Storefronts using ${loaded.profileKey} stop finding anything.`)) return;
+  const deleteButton = h("button", { type: "button", class: "danger", onclick: async () => {
+    if (!current || !confirm(`Delete the profile “${current.name}”? Storefronts using ${current.profileKey} stop finding anything.`)) return;
     try {
-      await api("DELETE", `${url}/profiles/${loaded.id}`);
+      await api("DELETE", `${url}/profiles/${current.id}`);
       location.hash = `#/p/${projectId}/i/${indexId}/profiles/new`;
     } catch (e) { show(saveMessage, errorBox(e)); }
-  } }, "Delete profile") : null;
+  } }, "Delete profile");
+  deleteButton.hidden = !loaded;
 
   const boxes = (title, list) => h("fieldset", {}, h("legend", {}, title),
     list.length ? list.map((x) => h("label", { class: "inline" }, x.box, " ", x.f)) : h("span", { class: "muted" }, "no such field"));
