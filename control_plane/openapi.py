@@ -90,12 +90,14 @@ MEANING = {
     "MAPPING_BREAKS_CONFIG, MAPPING_MANAGED_BY_INTEGRATION, INDEX_HAS_INTEGRATION, IDEMPOTENCY_KEY_REUSED",
     413: "PAYLOAD_TOO_LARGE: a body over the size limit, or more than 1000 documents",
     429: "RATE_LIMITED: try again after `Retry-After` seconds",
-    503: "UNAVAILABLE: a dependency (the database, the search workers) is down; the message says which",
+    503: "UNAVAILABLE: a dependency (the database, the search workers) is down, or too many password checks "
+    "are already waiting; the message says which",
 }
 
 # Routes limited by ``runtime.limiter`` / ``runtime.quotas`` (sign-in, recovery, search per second).
 RATE_LIMITED = re.compile(
-    r"^/v1/(auth/(login|forgot-password|change-password)|search/.*|projects/.*/indices/.*/(search|suggest))$"
+    r"^/v1/(auth/(register|login|refresh|verify-email|forgot-password|reset-password|impersonate|change-password)"
+    r"|search/.*|projects/.*/indices/.*/(search|suggest))$"
 )
 # Writes that no constraint can refuse (searches store nothing; sign-in and sessions only add rows
 # or revoke): every other write can answer 409 (duplicates, states, a concurrent change).

@@ -27,7 +27,8 @@ T = TypeVar("T")
 
 
 class RateLimiter:
-    """``moving`` windows for security limits (sign-in); ``fixed`` ones, O(1) per hit, for high-rate quotas."""
+    """``moving`` windows for per-address route limits; ``fixed`` ones, O(1) per hit, for high-rate
+    quotas and for attempts that may be given back (:meth:`reserve`)."""
 
     def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving") -> None:
         kind = MovingWindowRateLimiter if strategy == "moving" else FixedWindowRateLimiter
@@ -71,13 +72,6 @@ class RateLimiter:
             headers={"Retry-After": str(retry_after)},
         )
 
-    def check(self, limit: str, *identifiers: str) -> None:
-        """Raise RATE_LIMITED if the limit is already used up, without counting this call."""
-        item = self._item(limit)
-        allowed, limiter = self._run(lambda limiter: limiter.test(item, *identifiers))
-        if not allowed:
-            raise self._refuse(limiter, item, identifiers)
-
     def hit(self, limit: str, *identifiers: str) -> None:
         """Count this call; raise RATE_LIMITED when it is over the limit."""
         item = self._item(limit)
@@ -85,7 +79,34 @@ class RateLimiter:
         if not allowed:
             raise self._refuse(limiter, item, identifiers)
 
-    def count(self, limit: str, *identifiers: str) -> None:
-        """Count a call (e.g. a failed login) without refusing it."""
+    def reserve(self, limit: str, *identifiers: str) -> Reservation:
+        """Count this attempt before the work it guards; RATE_LIMITED when over the limit.
+
+        Counting first (one atomic increment) means concurrent attempts can't all pass a check that
+        none has counted yet. ``give_back`` uncounts it (a sign-in that succeeded is no failure);
+        that needs a counter, so this limiter must use ``fixed`` windows.
+        """
         item = self._item(limit)
-        self._run(lambda limiter: limiter.hit(item, *identifiers))
+        allowed, limiter = self._run(lambda limiter: limiter.hit(item, *identifiers))
+        if not allowed:
+            raise self._refuse(limiter, item, identifiers)
+        return Reservation(limiter, item, item.key_for(*identifiers))
+
+
+class Reservation:
+    """One counted attempt that may be given back (once)."""
+
+    def __init__(self, limiter: RateLimiterStrategy, item: RateLimitItem, key: str) -> None:
+        self._limiter, self._item, self._key = limiter, item, key
+        self._given_back = False
+
+    def give_back(self) -> None:
+        if self._given_back:
+            return
+        self._given_back = True
+        storage, expiry = self._limiter.storage, self._item.get_expiry()
+        try:
+            if storage.incr(self._key, expiry, amount=-1) < 0:  # the window ended meanwhile
+                storage.incr(self._key, expiry, amount=1)
+        except StorageError:
+            pass  # the attempt stays counted: errs on the safe side

@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import make_engine, make_sessionmaker, private_dir
+from control_plane.hashing import PasswordHashing
 from control_plane.mailer import Mailer
 from control_plane.ratelimit import RateLimiter
 from control_plane.sharedstate import SharedState, make_shared_state
@@ -24,6 +25,9 @@ class Runtime:
     limiter: RateLimiter
     quotas: RateLimiter
     mailer: Mailer
+    # Counted-then-verified attempts (sign-in failures), given back on success: fixed windows.
+    attempts: RateLimiter
+    hashing: PasswordHashing
     # Filled in by later parts of the app (search host, task runner, caches).
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -39,6 +43,8 @@ class Runtime:
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
             quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed"),
             mailer=Mailer(settings.smtp),
+            attempts=RateLimiter(settings.redis_url, f"{settings.redis_prefix}attempts:", strategy="fixed"),
+            hashing=PasswordHashing(settings.password_hash_concurrency, settings.password_hash_queue),
         )
 
     def close(self) -> None:

@@ -59,6 +59,14 @@ class Settings(BaseSettings):
     max_document_bytes: int = 100 * 1024
     login_limit_per_email: str = "10/minute"
     login_limit_per_ip: str = "30/minute"
+    # Per client address, counted before any work: registrations, and each other unauthenticated
+    # auth route (login, refresh, forgot/reset-password, verify-email, impersonate) on its own.
+    register_limit_per_ip: str = "20/hour"
+    auth_limit_per_ip: str = "60/minute"
+    # argon2 takes 64 MiB and a core per hash: at most this many at once (0: half the CPU cores), and
+    # at most ``password_hash_queue`` more wait for one; any more answer 503 at once.
+    password_hash_concurrency: int = 0
+    password_hash_queue: int = 16
     status_limit_per_ip: str = "60/minute"
     run_task_runner: bool = True
     # Shard engine persistence: "process" writes Whoosh files in a helper process behind apply

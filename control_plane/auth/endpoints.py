@@ -6,9 +6,9 @@ The refresh token travels only in the HttpOnly ``shopsearch_refresh`` cookie, sc
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Cookie, Query, Request, Response
+from fastapi import APIRouter, Cookie, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from control_plane.access import SignedIn, forbid_impersonation
@@ -44,6 +44,15 @@ COOKIE_PATH = "/v1/auth"
 RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE, description="The refresh token set by login")]
 
 
+def _per_ip(route: str, setting: str = "auth_limit_per_ip") -> Any:
+    """A per-client-address limit on an unauthenticated route, counted before any work (429)."""
+
+    def limit(request: Request, runtime: RuntimeDep) -> None:  # sync: a Redis call stays off the event loop
+        runtime.limiter.hit(getattr(runtime.settings, setting), f"auth-ip:{route}", client_ip(request))
+
+    return Depends(limit)
+
+
 def _send(db: Session, runtime: Runtime, mail: service.Mail | None) -> None:
     """Send once the transaction that made the mail's token has committed (not from the answer's
     background: the link must work when it arrives, and a failed commit sends nothing)."""
@@ -66,7 +75,8 @@ def _login_out(result: sessions.SignIn) -> LoginOut:
     return LoginOut(access_token=result.access_token, expires_in=result.expires_in, user=UserOut.of(result.user))
 
 
-@router.post("/register", status_code=201, response_model=RegisterOut)
+@router.post("/register", status_code=201, response_model=RegisterOut,
+             dependencies=[_per_ip("register", "register_limit_per_ip")])
 def register(body: RegisterIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> RegisterOut:
     links = links_base(request, runtime.settings.public_url)
     user, mail = service.register(db, runtime, links, body.email, body.password, body.name, body.organization_name)
@@ -74,7 +84,7 @@ def register(body: RegisterIn, request: Request, db: SessionDep, runtime: Runtim
     return RegisterOut(user=UserOut.of(user))
 
 
-@router.get("/verify-email", response_model=VerifyEmailOut)
+@router.get("/verify-email", response_model=VerifyEmailOut, dependencies=[_per_ip("verify-email")])
 def verify_email(db: SessionDep, token: Annotated[str, Query(min_length=1, max_length=200)]) -> VerifyEmailOut:
     """Bad, used or expired tokens answer 400 VALIDATION_ERROR (``details[0].path == "token"``)."""
     service.verify_email(db, token)
@@ -89,7 +99,7 @@ def resend_verification(principal: SignedIn, request: Request, db: SessionDep, r
     return AcceptedOut()
 
 
-@router.post("/login", response_model=LoginOut)
+@router.post("/login", response_model=LoginOut, dependencies=[_per_ip("login")])
 def login(body: LoginIn, request: Request, response: Response, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
     result = sessions.login(db, runtime, body.email, body.password, _user_agent(request), client_ip(request))
     assert result.refresh_token is not None
@@ -97,7 +107,7 @@ def login(body: LoginIn, request: Request, response: Response, db: SessionDep, r
     return _login_out(result)
 
 
-@router.post("/refresh", response_model=TokenOut)
+@router.post("/refresh", response_model=TokenOut, dependencies=[_per_ip("refresh")])
 def refresh(response: Response, db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) -> TokenOut:
     result = sessions.refresh(db, runtime, cookie)
     assert result.refresh_token is not None
@@ -114,7 +124,8 @@ def logout(db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) ->
     return response
 
 
-@router.post("/forgot-password", status_code=202, response_model=AcceptedOut)
+@router.post("/forgot-password", status_code=202, response_model=AcceptedOut,
+             dependencies=[_per_ip("forgot-password")])
 def forgot_password(body: ForgotPasswordIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> AcceptedOut:
     """The same 202 whether or not an account has this email (malformed ones included)."""
     links = links_base(request, runtime.settings.public_url)
@@ -122,14 +133,15 @@ def forgot_password(body: ForgotPasswordIn, request: Request, db: SessionDep, ru
     return AcceptedOut()
 
 
-@router.post("/reset-password", status_code=204, response_class=Response)
+@router.post("/reset-password", status_code=204, response_class=Response,
+             dependencies=[_per_ip("reset-password")])
 def reset_password(body: ResetPasswordIn, db: SessionDep, runtime: RuntimeDep) -> Response:
     """Bad, used or expired tokens answer 400 VALIDATION_ERROR; every session of the user ends."""
     service.reset_password(db, runtime, body.token, body.password)
     return Response(status_code=204)
 
 
-@router.post("/impersonate", response_model=LoginOut)
+@router.post("/impersonate", response_model=LoginOut, dependencies=[_per_ip("impersonate")])
 def impersonate(body: ImpersonateIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
     """Invalid, used or expired codes answer 401. No refresh cookie: the token lasts the whole
     impersonation (``expiresIn``)."""

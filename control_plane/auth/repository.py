@@ -52,14 +52,21 @@ def add_email_token(db: Session, user_id: str, purpose: str, ttl_seconds: int) -
     return raw
 
 
+def live_email_token(db: Session, raw: str, purpose: str) -> EmailToken | None:
+    """The token when it is known, of this purpose, unused and unexpired (nothing is marked)."""
+    row = db.scalar(select(EmailToken).where(EmailToken.token_hash == hash_token(raw)))
+    if row is None or row.purpose != purpose or row.used_at is not None or row.expires_at <= utcnow():
+        return None
+    return row
+
+
 def consume_email_token(db: Session, raw: str, purpose: str) -> EmailToken | None:
     """The live token, now marked used; None when unknown, of another purpose, used or expired."""
-    row = db.scalar(select(EmailToken).where(EmailToken.token_hash == hash_token(raw)))
-    now = utcnow()
-    if row is None or row.purpose != purpose or row.used_at is not None or row.expires_at <= now:
+    row = live_email_token(db, raw, purpose)
+    if row is None:
         return None
     result = db.execute(
-        update(EmailToken).where(EmailToken.id == row.id, EmailToken.used_at.is_(None)).values(used_at=now)
+        update(EmailToken).where(EmailToken.id == row.id, EmailToken.used_at.is_(None)).values(used_at=utcnow())
     )
     return row if _changed(result) else None
 

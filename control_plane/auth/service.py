@@ -16,12 +16,11 @@ from sqlalchemy.orm import Session
 from control_plane.access import Principal
 from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
-from control_plane.auth.sessions import revoke_families
+from control_plane.auth.sessions import revoke_families, verify_counted
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key, normalize_email
 from control_plane.org.service import create_organization
 from control_plane.runtime import Runtime
-from control_plane.security import hash_password, verify_password
 from shared.errors import ServiceError, conflict, not_found, unauthenticated, validation
 
 VERIFY = "verify"
@@ -53,10 +52,13 @@ def register(
     db: Session, runtime: Runtime, links: str, email: str, password: str, name: str | None, org_name: str | None
 ) -> tuple[User, Mail]:
     email = normalize_email(email)
-    if repo.get_user_by_email(db, email) is not None:
-        raise conflict("An account with this email already exists")
+    with runtime.hashing.admit() as hashing:
+        if repo.get_user_by_email(db, email) is not None:
+            raise conflict("An account with this email already exists")
+        db.commit()  # no connection waits on the hash
+        password_hash = hashing.hash(password)
     try:
-        user = repo.add_user(db, email, hash_password(password), name)
+        user = repo.add_user(db, email, password_hash, name)
     except IntegrityError as exc:  # a concurrent registration won the race
         raise conflict("An account with this email already exists") from exc
     create_organization(db, org_name or f"{name or email.split('@')[0]}'s organization", user.id)
@@ -104,11 +106,17 @@ def forgot_password(db: Session, runtime: Runtime, links: str, email: str) -> Ma
 
 
 def reset_password(db: Session, runtime: Runtime, token: str, password: str) -> None:
+    """Hashes only for a live token, holding no connection meanwhile; single use is decided after."""
+    with runtime.hashing.admit() as hashing:
+        if repo.live_email_token(db, token, RESET) is None:
+            raise _bad_token()
+        db.commit()
+        password_hash = hashing.hash(password)
     row = repo.consume_email_token(db, token, RESET)
     user = repo.get_user(db, row.user_id) if row is not None else None
     if user is None:
         raise _bad_token()
-    user.password_hash = hash_password(password)
+    user.password_hash = password_hash
     if user.email_verified_at is None:  # the reset proved control of the mailbox
         user.email_verified_at = utcnow()
     repo.expire_email_tokens(db, user.id, RESET)
@@ -119,15 +127,16 @@ def reset_password(db: Session, runtime: Runtime, token: str, password: str) -> 
 def change_password(
     db: Session, runtime: Runtime, principal: Principal, current_password: str, new_password: str
 ) -> None:
-    """Wrong current password → 400 VALIDATION_ERROR (a 401 would read as "session expired")."""
+    """Wrong current password → 400 VALIDATION_ERROR (a 401 would read as "session expired");
+    failures count in the sign-in limit of the user's email."""
     user = current_user(db, principal.user_id)
-    settings = runtime.settings
-    runtime.limiter.check(settings.login_limit_per_email, "login-email", user.email)
-    if not verify_password(user.password_hash, current_password):
-        runtime.limiter.count(settings.login_limit_per_email, "login-email", user.email)
-        raise validation("The current password is wrong",
-                         [{"path": "currentPassword", "message": "wrong password"}])
-    user.password_hash = hash_password(new_password)
+    with runtime.hashing.admit() as hashing:
+        per_email = runtime.attempts.reserve(runtime.settings.login_limit_per_email, "login-email", user.email)
+        if not verify_counted(db, hashing, (per_email,), user.password_hash, current_password):
+            raise validation("The current password is wrong",
+                             [{"path": "currentPassword", "message": "wrong password"}])
+        password_hash = hashing.hash(new_password)
+    user.password_hash = password_hash
     others = [f for f in repo.live_families(db, user.id) if f.id != principal.family_id]
     revoke_families(db, runtime, others)
     db.flush()

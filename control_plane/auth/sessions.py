@@ -18,10 +18,12 @@ from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key
+from control_plane.hashing import Admitted
 from control_plane.pagination import decode_int_cursor, encode_cursor
+from control_plane.ratelimit import Reservation
 from control_plane.runtime import Runtime
-from control_plane.security import issue_access_token, verify_password
-from shared.errors import forbidden, not_found, unauthenticated
+from control_plane.security import issue_access_token
+from shared.errors import ServiceError, forbidden, not_found, unauthenticated
 
 IMPERSONATION_CODE_TTL_SECONDS = 600
 
@@ -48,16 +50,41 @@ def _access_token(runtime: Runtime, family: SessionFamily, ttl: int | None = Non
     )
 
 
+def verify_counted(db: Session, hashing: Admitted, reservations: Sequence[Reservation],
+                   password_hash: str | None, password: str) -> bool:
+    """Verify a password whose attempt is already counted in ``reservations``.
+
+    The request's transaction ends first, so no database connection waits on the hash; a right
+    password gives the reservations back (only failures count), and so does a hash that could not
+    run (503: nothing was tried).
+    """
+    db.commit()
+    try:
+        verified = hashing.verify(password_hash, password)
+    except ServiceError:  # 503: no password was tried
+        _give_back(reservations)
+        raise
+    if verified:
+        _give_back(reservations)
+    return verified
+
+
+def _give_back(reservations: Sequence[Reservation]) -> None:
+    for reservation in reservations:
+        reservation.give_back()
+
+
 def login(db: Session, runtime: Runtime, email: str, password: str, user_agent: str | None, ip: str) -> SignIn:
-    """Failed attempts count per email and per IP; once either limit is used up → 429."""
+    """Failed attempts count per IP and per email, before the password is checked: once either
+    limit is used up → 429, so no more checks than the limits allow run, however many arrive at once."""
     settings = runtime.settings
     email = lookup_key(email)
-    runtime.limiter.check(settings.login_limit_per_email, "login-email", email)
-    runtime.limiter.check(settings.login_limit_per_ip, "login-ip", ip)
-    user = repo.get_user_by_email(db, email)
-    if not verify_password(user.password_hash if user else None, password) or user is None:
-        runtime.limiter.count(settings.login_limit_per_email, "login-email", email)
-        runtime.limiter.count(settings.login_limit_per_ip, "login-ip", ip)
+    with runtime.hashing.admit() as hashing:
+        per_ip = runtime.attempts.reserve(settings.login_limit_per_ip, "login-ip", ip)
+        per_email = runtime.attempts.reserve(settings.login_limit_per_email, "login-email", email)
+        user = repo.get_user_by_email(db, email)
+        verified = verify_counted(db, hashing, (per_ip, per_email), user.password_hash if user else None, password)
+    if not verified or user is None:
         raise unauthenticated("Wrong email or password")
     family = repo.add_family(db, user.id, user_agent, ip)
     refresh = repo.add_refresh_token(db, family.id, settings.refresh_token_ttl_seconds)
