@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from control_plane.access import Principal
 from control_plane.auth import repository as repo
 from control_plane.auth.models import SessionFamily, User
-from control_plane.auth.sessions import revoke_families, verify_counted
+from control_plane.auth.sessions import hashing_turn, revoke_families, verify_counted
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key, normalize_email
 from control_plane.org.service import create_organization
@@ -130,9 +130,9 @@ def change_password(
     """Wrong current password → 400 VALIDATION_ERROR (a 401 would read as "session expired");
     failures count in the sign-in limit of the user's email."""
     user = current_user(db, principal.user_id)
-    with runtime.hashing.admit() as hashing:
-        per_email = runtime.attempts.reserve(runtime.settings.login_limit_per_email, "login-email", user.email)
-        if not verify_counted(db, hashing, (per_email,), user.password_hash, current_password):
+    counted = (runtime.attempts.reserve(runtime.settings.login_limit_per_email, "login-email", user.email),)
+    with hashing_turn(runtime, counted) as hashing:
+        if not verify_counted(db, hashing, counted, user.password_hash, current_password):
             raise validation("The current password is wrong",
                              [{"path": "currentPassword", "message": "wrong password"}])
         password_hash = hashing.hash(new_password)

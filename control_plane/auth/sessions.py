@@ -8,7 +8,8 @@ stop working at once on every instance (shared-state revocation + ``revoked_at``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -23,7 +24,7 @@ from control_plane.pagination import decode_int_cursor, encode_cursor
 from control_plane.ratelimit import Reservation
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token
-from shared.errors import ServiceError, forbidden, not_found, unauthenticated
+from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
 IMPERSONATION_CODE_TTL_SECONDS = 600
 
@@ -50,20 +51,25 @@ def _access_token(runtime: Runtime, family: SessionFamily, ttl: int | None = Non
     )
 
 
+@contextmanager
+def hashing_turn(runtime: Runtime, reservations: Sequence[Reservation]) -> Iterator[Admitted]:
+    """A turn to hash for an attempt already counted in ``reservations`` (so over a limit is 429
+    whatever the load); a 503 — too many waiting, no password was tried — gives them back."""
+    try:
+        with runtime.hashing.admit() as hashing:
+            yield hashing
+    except ServiceError as exc:
+        if exc.code is ErrorCode.UNAVAILABLE:
+            _give_back(reservations)
+        raise
+
+
 def verify_counted(db: Session, hashing: Admitted, reservations: Sequence[Reservation],
                    password_hash: str | None, password: str) -> bool:
-    """Verify a password whose attempt is already counted in ``reservations``.
-
-    The request's transaction ends first, so no database connection waits on the hash; a right
-    password gives the reservations back (only failures count), and so does a hash that could not
-    run (503: nothing was tried).
-    """
+    """Verify a password whose attempt is counted in ``reservations``; a right one gives them back
+    (only failures count). The request's transaction ends first: no connection waits on the hash."""
     db.commit()
-    try:
-        verified = hashing.verify(password_hash, password)
-    except ServiceError:  # 503: no password was tried
-        _give_back(reservations)
-        raise
+    verified = hashing.verify(password_hash, password)
     if verified:
         _give_back(reservations)
     return verified
@@ -79,11 +85,11 @@ def login(db: Session, runtime: Runtime, email: str, password: str, user_agent: 
     limit is used up → 429, so no more checks than the limits allow run, however many arrive at once."""
     settings = runtime.settings
     email = lookup_key(email)
-    with runtime.hashing.admit() as hashing:
-        per_ip = runtime.attempts.reserve(settings.login_limit_per_ip, "login-ip", ip)
-        per_email = runtime.attempts.reserve(settings.login_limit_per_email, "login-email", email)
+    counted = (runtime.attempts.reserve(settings.login_limit_per_ip, "login-ip", ip),
+               runtime.attempts.reserve(settings.login_limit_per_email, "login-email", email))
+    with hashing_turn(runtime, counted) as hashing:
         user = repo.get_user_by_email(db, email)
-        verified = verify_counted(db, hashing, (per_ip, per_email), user.password_hash if user else None, password)
+        verified = verify_counted(db, hashing, counted, user.password_hash if user else None, password)
     if not verified or user is None:
         raise unauthenticated("Wrong email or password")
     family = repo.add_family(db, user.id, user_agent, ip)

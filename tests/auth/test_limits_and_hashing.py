@@ -145,6 +145,7 @@ def _while_hashing(app, held: HeldHash, operation: Callable[[], Any]) -> tuple[A
 def test_sign_in_holds_no_connection_while_hashing_and_sheds_load_past_the_queue(app, monkeypatch, held):
     runtime = runtime_of(app)
     monkeypatch.setattr(runtime, "hashing", PasswordHashing(slots=1, queue=0))
+    monkeypatch.setattr(runtime.settings, "login_limit_per_email", "2/minute")
     email = register(new_client(app))
     held.armed = True
     thread_result: list[Any] = []
@@ -159,6 +160,9 @@ def test_sign_in_holds_no_connection_while_hashing_and_sheds_load_past_the_queue
     held.release.set()
     thread.join(30)
     assert thread_result[0].status_code == 200
+    # Neither the success nor the 503 (no password tried) counted: two failures fit in the limit.
+    held.armed = False
+    assert [login(new_client(app), email, "wrong").status_code for _ in range(3)] == [401, 401, 429]
 
 
 def test_register_holds_no_connection_while_hashing(app, held):
