@@ -105,6 +105,7 @@ def _split(value: str) -> tuple[str, str, int] | None:
     return scheme, match["host"], port
 
 
+@lru_cache(maxsize=4096)  # one shop's pages send the same few origins on every search
 def parse_origin(value: str) -> Origin | None:
     """A browser's ``Origin`` header, or None when it is not a serialized http(s) origin (``null``)."""
     parts = _split(value)

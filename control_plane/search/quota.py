@@ -15,6 +15,7 @@ client address is the connection's (behind a reverse proxy, the proxy must pass 
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 from control_plane.access import Principal
 from control_plane.runtime import Runtime
@@ -22,6 +23,7 @@ from control_plane.runtime import Runtime
 WINDOW_SECONDS = 10
 
 
+@lru_cache(maxsize=65536)
 def _client(ip: str) -> str:
     try:
         address = ipaddress.ip_address(ip)
