@@ -185,6 +185,21 @@ class Server:
 
 
 @contextlib.contextmanager
+def scratch_pg_database(prefix: str = "shopsearch_scratch") -> Iterator[str]:
+    """A fresh, empty PostgreSQL database on the machine's server (its name), dropped afterwards."""
+    import psycopg
+
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield name
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
 def running_server(postgres: bool = False, redis: bool = False, keep: bool = False,
                    extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     """``shopsearch serve`` in a subprocess on a temporary data dir (optionally a scratch PostgreSQL)."""
@@ -193,13 +208,9 @@ def running_server(postgres: bool = False, redis: bool = False, keep: bool = Fal
     env.setdefault("SHOPSEARCH_DATA_DIR", tempfile.mkdtemp(prefix="shopsearch-bench-"))
     env.setdefault("SHOPSEARCH_LOG_LEVEL", "WARNING")
     data_dir = Path(env["SHOPSEARCH_DATA_DIR"])
-    pg_name = None
+    cleanup = contextlib.ExitStack()
     if postgres:
-        import psycopg
-
-        pg_name = f"shopsearch_bench_{secrets.token_hex(4)}"
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{pg_name}"')
+        pg_name = cleanup.enter_context(scratch_pg_database("shopsearch_bench"))
         env["SHOPSEARCH_DATABASE_URL"] = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
     if redis:
         env["SHOPSEARCH_REDIS_URL"] = "redis://127.0.0.1:6379/0"
@@ -224,11 +235,7 @@ def running_server(postgres: bool = False, redis: bool = False, keep: bool = Fal
             process.wait(60)
         except subprocess.TimeoutExpired:
             process.kill()
-        if pg_name:
-            import psycopg
-
-            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+        cleanup.close()
         if not keep:
             shutil.rmtree(data_dir, ignore_errors=True)
 

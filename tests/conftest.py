@@ -10,11 +10,11 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from benchmarks.common import scratch_pg_database
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
 from shared.settings import Settings
@@ -42,12 +42,8 @@ def mailbox() -> Iterator[Mailbox]:
 def pg_database() -> Iterator[str]:
     """A fresh PostgreSQL database for this run, dropped at the end."""
     _ensure_services()
-    name = f"shopsearch_test_{secrets.token_hex(4)}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_pg_database("shopsearch_test") as name:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
 def make_settings(backend: str, tmp: Path, mailbox: Mailbox, pg_url: str | None, **overrides: object) -> Settings:

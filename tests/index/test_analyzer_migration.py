@@ -3,16 +3,15 @@ the engine now refuses), keep the ones it applies, and still open in the engine.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from alembic import command
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
+from benchmarks.common import scratch_pg_database
 from control_plane.document.models import ReplaceSession
 from control_plane.index.models import Index
 from control_plane.migrate import alembic_config
@@ -20,7 +19,7 @@ from control_plane.org.models import Organization
 from control_plane.project.models import Project
 from control_plane.task.models import Task
 from search_workers.engine import ShardEngine
-from tests.conftest import PG_ADMIN_URL, _ensure_services
+from tests.conftest import _ensure_services
 
 LEGACY = {
     "idField": "id",
@@ -50,12 +49,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield f"sqlite:///{tmp_path / 'migrate.db'}"
         return
     _ensure_services()
-    name = f"shopsearch_migrate_{secrets.token_hex(4)}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_pg_database("shopsearch_migrate") as name:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 
 
 def test_inert_analyzers_are_dropped_and_applied_ones_kept(database_url: str) -> None:

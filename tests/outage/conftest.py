@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 import redis
 
-from tests.conftest import PG_ADMIN_URL, REDIS_URL, ROOT, _ensure_services
+from benchmarks.common import scratch_pg_database
+from tests.conftest import REDIS_URL, ROOT, _ensure_services
 from tests.tcp_proxy import TcpProxy
 
 ORIGIN = "https://shop.example"
@@ -96,10 +96,9 @@ def _make_shop(database_url: str) -> tuple[str, str, str, str]:
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
     _ensure_services()
-    name = f"shopsearch_outage_{secrets.token_hex(4)}"
+    cleanup = contextlib.ExitStack()
+    name = cleanup.enter_context(scratch_pg_database("shopsearch_outage"))
     prefix = f"outage:{secrets.token_hex(4)}:"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
     db_proxy = TcpProxy(5432).start()
     redis_proxy = TcpProxy(int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])).start()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
@@ -140,8 +139,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
             process.wait()
         db_proxy.close()
         redis_proxy.close()
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        cleanup.close()
         client = redis.Redis.from_url(REDIS_URL)
         for key in client.scan_iter(f"{prefix}*"):
             client.delete(key)
