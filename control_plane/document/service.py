@@ -34,16 +34,7 @@ MAX_ERRORS = 100
 DEFAULT_MAX_DOCUMENT_BYTES = 100 * 1024  # Settings.max_document_bytes
 
 
-# --------------------------------------------------------------------------- parsing / validation
-def parse_json_body(raw: bytes) -> Any:
-    if not raw.strip():
-        raise validation("A JSON body is required", [{"path": "", "message": "empty body"}])
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise validation("Malformed JSON body", [{"path": "", "message": str(exc)}]) from exc
-
-
+# --------------------------------------------------------------------------- validation
 INT64 = (-(2**63), 2**63 - 1)
 # Containers nested in one document (the document itself is level 1). orjson (the stored and the
 # engine's form) stops at 255 levels; a product record needs a handful.

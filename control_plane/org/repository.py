@@ -54,15 +54,6 @@ def list_members(
     )
 
 
-def count_owners(db: Session, org_id: str) -> int:
-    return int(
-        db.scalar(
-            select(func.count()).select_from(Membership).where(Membership.org_id == org_id, Membership.role == "owner")
-        )
-        or 0
-    )
-
-
 def find_user_by_email(db: Session, email: str) -> User | None:
     return db.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
 

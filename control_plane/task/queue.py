@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, func, or_, select, update
+from sqlalchemy import exists, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from control_plane.db import utcnow
@@ -211,7 +211,3 @@ def release(sessions: sessionmaker[Session], claim: Claim, retry_in: float) -> N
             .values(lease_owner=None, lease_expires_at=utcnow() + timedelta(seconds=retry_in))
             .execution_options(synchronize_session=False)
         )
-
-
-def pending_count(db: Session) -> int:
-    return int(db.scalar(select(func.count()).select_from(Task).where(Task.status.in_(ACTIVE_STATUSES))) or 0)
