@@ -7,6 +7,7 @@ from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, UniqueCons
 from sqlalchemy.orm import Mapped, mapped_column
 
 from control_plane.db import Base, utcnow
+from shared.contract import ShardSpec
 
 
 class Index(Base):
@@ -38,3 +39,10 @@ class Index(Base):
     document_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    def shard_spec(self, generation: int | None = None, mapping: dict[str, Any] | None = None) -> ShardSpec:
+        """A generation of this index's shards (default: the serving one) as the shard door opens it."""
+        if generation is None:
+            generation, mapping = self.serving_generation, self.serving_mapping
+        return ShardSpec(index_id=self.id, generation=generation, shards=self.shards, replicas=self.replicas,
+                         mapping=mapping if mapping is not None else self.mapping, language=self.language)
