@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from control_plane.outages import REDIS_ERRORS, unavailable, unavailable_part
-from control_plane.responses import JSONBody
+from control_plane.wire import JSONBody
 from shared.errors import ErrorCode, ServiceError
 
 log = logging.getLogger("shopsearch.errors")

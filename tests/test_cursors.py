@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from control_plane.pagination import encode_cursor
+from control_plane.wire import encode_cursor
 from tests.factories import bearer
 from tests.index.helpers import create_index, make_tenant
 

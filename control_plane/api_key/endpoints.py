@@ -8,8 +8,7 @@ from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, fo
 from control_plane.api_key import service
 from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.org.wire import COMMON_ERRORS
-from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["api keys"], responses=COMMON_ERRORS)
 

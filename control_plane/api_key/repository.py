@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from control_plane.api_key.models import ApiKey
-from control_plane.org.wire import AnyRow, keyset_page
+from control_plane.wire import AnyRow, keyset_page
 
 
 def list_keys(db: Session, project_id: str, *, limit: int, cursor: str | None) -> tuple[Sequence[AnyRow], str | None]:

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from control_plane.org.wire import RequestModel, Timestamp, WireModel
+from control_plane.wire import RequestModel, Timestamp, WireModel
 
 KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 

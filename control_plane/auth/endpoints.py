@@ -33,9 +33,9 @@ from control_plane.auth.schemas import (
 )
 from control_plane.db import after_commit, isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
-from control_plane.pagination import Limit
 from control_plane.public_url import links_base
 from control_plane.runtime import Runtime
+from control_plane.wire import Limit
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 

@@ -20,10 +20,10 @@ from control_plane.auth.models import SessionFamily, User
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key
 from control_plane.hashing import Admitted
-from control_plane.pagination import decode_int_cursor, encode_cursor
 from control_plane.ratelimit import Reservation
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token
+from control_plane.wire import decode_int_cursor, encode_cursor
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
 IMPERSONATION_CODE_TTL_SECONDS = 600

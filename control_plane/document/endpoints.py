@@ -13,8 +13,7 @@ from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.document import service
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
-from control_plane.pagination import Cursor, Limit
-from control_plane.responses import JSONBody
+from control_plane.wire import Cursor, JSONBody, Limit
 
 router = APIRouter(tags=["documents"])
 

@@ -18,10 +18,10 @@ from control_plane.db import isoformat, utcnow
 from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
 from control_plane.index.models import Index
 from control_plane.index.service import normalize_mapping, plan_limits_for_project, quota_exceeded
-from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config
+from control_plane.wire import decode_cursor, encode_cursor
 from search_workers.routing import shard_hash
 from shared.errors import ErrorCode, ServiceError, conflict, not_found, validation
 from shared.ids import new_id

@@ -27,9 +27,9 @@ from control_plane.index.schemas import (
     TaskAccepted,
     UsageOut,
 )
-from control_plane.pagination import Cursor, Limit
 from control_plane.task.models import Task
 from control_plane.usage import usage_by_field
+from control_plane.wire import Cursor, Limit
 
 router = APIRouter(tags=["indices"])
 

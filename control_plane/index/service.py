@@ -18,11 +18,11 @@ from control_plane.index import feed_url
 from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
 from control_plane.org.models import Organization
-from control_plane.pagination import decode_cursor, encode_cursor
 from control_plane.project.models import Project
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config, register_usage_provider
+from control_plane.wire import decode_cursor, encode_cursor
 from search_workers.engine import MappingError, ShardEngine
 from shared.errors import ErrorCode, ServiceError, conflict, not_found, validation
 from shared.ids import new_id

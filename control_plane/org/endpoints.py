@@ -12,9 +12,8 @@ from control_plane.epochs import bump_index_epoch
 from control_plane.index.models import Index
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
-from control_plane.org.wire import COMMON_ERRORS, error_responses
-from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
 from control_plane.project.models import Project
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, error_responses
 
 router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
 

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from control_plane.auth.models import User
 from control_plane.org.models import Membership, Organization
-from control_plane.org.wire import AnyRow, keyset_page
+from control_plane.wire import AnyRow, keyset_page
 
 
 def list_user_orgs(

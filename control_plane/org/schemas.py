@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Literal
 
 from control_plane.email_address import EmailAddress
-from control_plane.org.wire import RequestModel, Timestamp, WireModel
+from control_plane.wire import RequestModel, Timestamp, WireModel
 from shared.plans import PlanName
 
 Role = Literal["owner", "admin", "member"]

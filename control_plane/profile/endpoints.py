@@ -12,9 +12,9 @@ from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
-from control_plane.pagination import Cursor, Limit, decode_cursor, encode_cursor
 from control_plane.profile import repository, service
 from control_plane.profile.schemas import ProfileCreate, ProfileList, ProfileOut
+from control_plane.wire import Cursor, Limit, decode_cursor, encode_cursor
 
 router = APIRouter(tags=["profiles"])
 

@@ -6,10 +6,9 @@ from fastapi import APIRouter
 
 from control_plane.access import OrgAdmin, OrgMember, ProjectRead
 from control_plane.deps import SessionDep
-from control_plane.org.wire import COMMON_ERRORS, error_responses
-from control_plane.pagination import DEFAULT_LIMIT, Cursor, Limit
 from control_plane.project import service
 from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, error_responses
 
 router = APIRouter(tags=["projects"], responses=COMMON_ERRORS)
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from control_plane.org.wire import AnyRow, keyset_page
 from control_plane.project.models import Project
+from control_plane.wire import AnyRow, keyset_page
 
 
 def list_projects(

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from control_plane.org.wire import RequestModel, Timestamp, WireModel
+from control_plane.wire import RequestModel, Timestamp, WireModel
 
 ProjectName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 

@@ -30,12 +30,12 @@ from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
 from control_plane.project.models import Project
-from control_plane.responses import JSONBody
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
 from control_plane.search.shards import search_serving
+from control_plane.wire import JSONBody
 from shared.errors import not_found
 from shared.ids import new_id
 from shared.plans import plan_limits

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 
 from control_plane.deps import RuntimeDep
-from control_plane.responses import JSONBody
+from control_plane.wire import JSONBody
 
 router = APIRouter()
 

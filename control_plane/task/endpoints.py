@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from control_plane.access import ProjectRead
 from control_plane.deps import SessionDep
-from control_plane.pagination import Cursor, Limit
 from control_plane.task import service
+from control_plane.wire import Cursor, Limit
 
 router = APIRouter(tags=["tasks"])
 

@@ -10,8 +10,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from control_plane.db import after_commit, isoformat, utcnow
-from control_plane.pagination import decode_int_cursor, encode_cursor
 from control_plane.task.models import Task
+from control_plane.wire import decode_int_cursor, encode_cursor
 from shared.errors import not_found, validation
 from shared.ids import new_id
 

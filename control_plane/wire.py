@@ -1,0 +1,172 @@
+"""What every domain puts on the wire: camelCase models and timestamps, list cursors and keyset
+pages (CONTRACT §0: ``?limit=&cursor=``, answers ``{"items": [...], "nextCursor": …}``), the
+documented error body, and JSON responses encoded with orjson.
+
+A cursor is the URL-safe base64 of the key parts of the last row of a page, so a list resumes after
+that row (keyset paging); anything that doesn't decode is a 400 ``VALIDATION_ERROR`` on ``cursor``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+
+import orjson
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema
+from pydantic.alias_generators import to_camel
+from sqlalchemy import Row, Select, and_, or_
+from sqlalchemy.orm import InstrumentedAttribute, Session
+from starlette.responses import Response
+
+from control_plane.db import isoformat
+from shared.errors import ServiceError, validation
+
+if TYPE_CHECKING:
+    AnySelect: TypeAlias = Select[*tuple[Any, ...]]
+    AnyRow: TypeAlias = Row[*tuple[Any, ...]]
+else:
+    AnySelect = Select
+    AnyRow = Row
+
+
+# --------------------------------------------------------------------------- models
+Timestamp = Annotated[
+    datetime,
+    PlainSerializer(lambda value: isoformat(value), return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+
+class WireModel(BaseModel):
+    """Answers: camelCase on the wire, built from snake_case attributes."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True)
+
+
+class RequestModel(BaseModel):
+    """Request bodies: camelCase on the wire, unknown fields refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- cursors
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+# The list query parameters every list route takes.
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")]
+Cursor = Annotated[str | None, Query(description="`nextCursor` of the previous page")]
+
+_SEPARATOR = "\x1f"
+MAX_BIGINT = 2**63 - 1
+
+
+def encode_cursor(*parts: str) -> str:
+    raw = _SEPARATOR.join(parts).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def invalid_cursor() -> ServiceError:
+    return validation("Invalid cursor", [{"path": "cursor", "message": "not a cursor from this list"}])
+
+
+def decode_cursor(cursor: str, parts: int = 1) -> tuple[str, ...]:
+    """The ``parts`` key values a cursor holds (never a NUL: PostgreSQL text can't hold one)."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        values = tuple(base64.urlsafe_b64decode(padded.encode()).decode().split(_SEPARATOR))
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        values = ()
+    if len(values) != parts or not all(values) or any("\x00" in value for value in values):
+        raise invalid_cursor()
+    return values
+
+
+def decode_int_cursor(cursor: str) -> int:
+    """A cursor holding one non-negative integer that fits a BIGINT column (ASCII digits only:
+    ``str.isdigit`` also accepts "²", which ``int`` refuses)."""
+    (raw,) = decode_cursor(cursor)
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_BIGINT:
+        raise invalid_cursor()
+    return int(raw)
+
+
+def _timestamp(stamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(stamp)
+    except ValueError as exc:
+        raise invalid_cursor() from exc
+
+
+def keyset_page(
+    db: Session,
+    stmt: AnySelect,
+    created_col: InstrumentedAttribute[datetime],
+    id_col: InstrumentedAttribute[str],
+    *,
+    limit: int,
+    cursor: str | None,
+    key: Callable[[AnyRow], tuple[datetime, str]],
+) -> tuple[Sequence[AnyRow], str | None]:
+    """One page of ``stmt`` ordered by (created_at, id), and the cursor of the next page."""
+    if cursor:
+        stamp, after_id = decode_cursor(cursor, parts=2)
+        after_ts = _timestamp(stamp)
+        stmt = stmt.where(or_(created_col > after_ts, and_(created_col == after_ts, id_col > after_id)))
+    rows = db.execute(stmt.order_by(created_col, id_col).limit(limit + 1)).all()
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    created, ident = key(rows[-1])
+    return rows, encode_cursor(created.isoformat(), ident)
+
+
+# --------------------------------------------------------------------------- documented errors
+class ErrorDetail(BaseModel):
+    path: str
+    message: str
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorBody(BaseModel):
+    """The spec's error body ``{"error": {code, message, details?}}``."""
+
+    error: ErrorInfo
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for the error statuses a route can answer."""
+    meaning = {
+        400: "VALIDATION_ERROR: malformed JSON, wrong types, missing fields",
+        401: "UNAUTHENTICATED: missing, malformed, expired or revoked credentials",
+        403: "FORBIDDEN, EMAIL_NOT_VERIFIED or IMPERSONATION_FORBIDDEN",
+        404: "NOT_FOUND: unknown id, or an id of another organization or project",
+        409: "CONFLICT",
+    }
+    return {status: {"model": ErrorBody, "description": meaning[status]} for status in statuses}
+
+
+COMMON_ERRORS = error_responses(400, 401, 403, 404)
+
+
+# --------------------------------------------------------------------------- JSON responses
+class JSONBody(Response):
+    """A JSON response serialized with orjson (several times faster than the standard encoder)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+
+    @classmethod
+    def raw(cls, body: bytes, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+        """A response from bytes that are already JSON (cached answers)."""
+        return Response(content=body, status_code=status_code, headers=headers, media_type=cls.media_type)
