@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import make_engine, make_sessionmaker
@@ -13,23 +12,20 @@ from control_plane.migrate import upgrade
 from shared.settings import get_settings
 
 
-def _migrated_engine() -> Engine:
+@contextmanager
+def operator_sessions() -> Iterator[sessionmaker[Session]]:
+    """Sessions on the configured database (migrated first, as ``serve`` does); the engine ends with the block."""
     settings = get_settings()
-    upgrade(settings)  # as ``serve`` does; a no-op when the schema is current
-    return make_engine(settings.resolved_database_url)
-
-
-def operator_sessions() -> sessionmaker[Session]:
-    """Sessions on the configured database, after applying any missing migration."""
-    return make_sessionmaker(_migrated_engine())
+    upgrade(settings)  # a no-op when the schema is current
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        yield make_sessionmaker(engine)
+    finally:
+        engine.dispose()
 
 
 @contextmanager
 def transaction() -> Iterator[Session]:
     """One transaction, committed when the block ends: before the command prints its answer."""
-    engine = _migrated_engine()
-    try:
-        with make_sessionmaker(engine).begin() as db:
-            yield db
-    finally:
-        engine.dispose()
+    with operator_sessions() as sessions, sessions.begin() as db:
+        yield db

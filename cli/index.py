@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
-from rich.console import Console
-from sqlalchemy import select
 
-from cli.tasks import fail, sessions, wait_for
-from control_plane.index import service
-from control_plane.index.models import Index
-from shared.errors import ServiceError
+from cli.database import operator_sessions
+from cli.output import JsonOption, emit, failures
+from cli.tasks import wait_for
+from control_plane.org import tenants
 
 app = typer.Typer(help="Operate on indices (operators).", no_args_is_help=True)
-console = Console()
 
 
 @app.command("reindex")
@@ -23,21 +18,14 @@ def reindex(
     index_id: str = typer.Argument(..., help="Index id (idx_…)"),
     wait: bool = typer.Option(False, "--wait", help="Wait with a progress bar until the reindex ends"),
     timeout: float = typer.Option(3600.0, help="With --wait: give up after this many seconds"),
-    as_json: bool = typer.Option(False, "--json", help="JSON output"),
+    as_json: JsonOption = False,
 ) -> None:
     """Rebuild every shard of an index from the stored documents (runs as a task)."""
-    try:
-        with sessions().begin() as db:
-            index = db.scalar(select(Index).where(Index.id == index_id, Index.project_id == project_id))
-            if index is None:
-                fail(f"index {index_id} not found in project {project_id}")
-                raise AssertionError
-            task_id = service.reindex(db, index).id
-    except ServiceError as exc:
-        fail(exc.message)
-        return
-    if not wait:
-        typer.echo(json.dumps({"taskId": task_id}) if as_json else task_id)
-        return
-    view = wait_for(task_id, timeout, label=f"reindex {index_id}")
-    typer.echo(json.dumps(view, indent=2) if as_json else f"{task_id} {view['status']}")
+    with failures(), operator_sessions() as sessions:
+        with sessions.begin() as db:
+            task_id = tenants.reindex(db, project_id, index_id).id
+        if not wait:
+            emit({"taskId": task_id}, as_json=as_json, human=task_id)
+            return
+        view = wait_for(sessions, task_id, timeout, label=f"reindex {index_id}")
+    emit(view, as_json=as_json, human=f"{task_id} {view['status']}")

@@ -7,8 +7,8 @@ import getpass
 import typer
 
 from cli.database import transaction
+from cli.output import JsonOption, emit, failures, notice
 from control_plane.auth.sessions import IMPERSONATION_CODE_TTL_SECONDS, issue_impersonation_code
-from shared.errors import ServiceError
 
 app = typer.Typer(help="Support tools (operators).", no_args_is_help=True)
 
@@ -24,13 +24,11 @@ def _operator() -> str:
 def impersonation_code(
     org_id: str = typer.Argument(..., help="Organization whose owner support will act as"),
     by: str = typer.Option(None, "--by", help="Who is impersonating (shown to the session); default: OS user"),
+    as_json: JsonOption = False,
 ) -> None:
     """Print a one-time code for POST /v1/auth/impersonate (valid 10 minutes)."""
-    try:
-        with transaction() as db:
-            code = issue_impersonation_code(db, org_id, f"support:{by or _operator()}")
-    except ServiceError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(1) from exc
-    typer.echo(code)
-    typer.echo(f"valid for {IMPERSONATION_CODE_TTL_SECONDS // 60} minutes, once", err=True)
+    with failures(), transaction() as db:
+        code = issue_impersonation_code(db, org_id, f"support:{by or _operator()}")
+    emit({"code": code, "expiresInSeconds": IMPERSONATION_CODE_TTL_SECONDS}, as_json=as_json, human=code)
+    if not as_json:
+        notice(f"valid for {IMPERSONATION_CODE_TTL_SECONDS // 60} minutes, once")

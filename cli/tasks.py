@@ -7,29 +7,14 @@ import time
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cli.database import operator_sessions
+from cli.output import JsonOption, emit, fail, failures, progress, table
 from control_plane.task import service
-from control_plane.task.models import Task
-from shared.errors import ServiceError
+from control_plane.task.repository import find_task_any_project
 
 app = typer.Typer(help="List and wait for tasks (operators).", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
-
-
-def sessions() -> sessionmaker[Session]:
-    return operator_sessions()
-
-
-def fail(message: str) -> None:
-    err.print(f"[red]error:[/] {message}")
-    raise typer.Exit(1)
 
 
 @app.command("list")
@@ -39,44 +24,37 @@ def list_tasks(
     type_: list[str] = typer.Option(None, "--type", help="Filter by type (repeatable)"),
     index_id: str = typer.Option(None, "--index", help="Only this index's tasks"),
     limit: int = typer.Option(50, min=1, max=1000),
-    as_json: bool = typer.Option(False, "--json", help="JSON output"),
+    as_json: JsonOption = False,
 ) -> None:
     """The project's tasks, newest first."""
-    try:
-        with sessions()() as db:
-            rows, _ = service.list_tasks(db, project_id, status=status or None, type=type_ or None,
-                                         index_id=index_id, limit=limit)
-            views = [service.task_view(t) for t in rows]
-    except ServiceError as exc:
-        fail(exc.message)
-        return
-    if as_json:
-        typer.echo(json.dumps(views, indent=2))
-        return
-    table = Table("taskId", "indexId", "type", "status", "createdAt", "finishedAt", "details")
-    for v in views:
-        table.add_row(v["taskId"], v["indexId"], v["type"], v["status"], v["createdAt"] or "", v["finishedAt"] or "",
-                      json.dumps(v["details"]))
-    console.print(table)
+    with failures(), operator_sessions() as sessions, sessions() as db:
+        rows, _ = service.list_tasks(db, project_id, status=status or None, type=type_ or None,
+                                     index_id=index_id, limit=limit)
+        views = [service.task_view(t) for t in rows]
+    human = table(
+        "taskId", "indexId", "type", "status", "createdAt", "finishedAt", "details",
+        rows=([v["taskId"], v["indexId"], v["type"], v["status"], v["createdAt"] or "", v["finishedAt"] or "",
+               json.dumps(v["details"])] for v in views),
+        ids=("taskId", "indexId"),
+    )
+    emit(views, as_json=as_json, human=human)
 
 
-def wait_for(task_id: str, timeout: float, label: str | None = None) -> dict[str, Any]:
+def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, label: str | None = None) -> dict[str, Any]:
     """Poll a task with a progress bar until it ends; exits 1 unless it succeeded."""
-    factory = sessions()
     deadline = time.monotonic() + timeout
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                  TimeElapsedColumn(), console=err, transient=False) as progress:
-        bar = progress.add_task(label or task_id, total=1.0)
+    with progress() as bar_set:
+        bar = bar_set.add_task(label or task_id, total=1.0)
         while True:
-            with factory() as db:
-                task = db.scalar(select(Task).where(Task.id == task_id))
+            with sessions() as db:
+                task = find_task_any_project(db, task_id)
                 if task is None:
                     fail(f"task {task_id} not found")
-                    raise AssertionError
                 view = service.task_view(task)
-            done = 1.0 if view["status"] in service.FINAL_STATUSES else float(view["details"].get("progress") or 0.0)
-            progress.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")
-            if view["status"] in service.FINAL_STATUSES:
+            final = view["status"] in service.FINAL_STATUSES
+            done = 1.0 if final else float(view["details"].get("progress") or 0.0)
+            bar_set.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")
+            if final:
                 break
             if time.monotonic() > deadline:
                 fail(f"task {task_id} still {view['status']} after {timeout:.0f}s")
@@ -91,11 +69,9 @@ def wait_for(task_id: str, timeout: float, label: str | None = None) -> dict[str
 def wait(
     task_id: str = typer.Argument(..., help="Task id (tsk_…)"),
     timeout: float = typer.Option(3600.0, help="Give up after this many seconds"),
-    as_json: bool = typer.Option(False, "--json", help="Print the final task as JSON"),
+    as_json: JsonOption = False,
 ) -> None:
-    """Wait until a task ends (exit code 1 unless it succeeded)."""
-    view = wait_for(task_id, timeout)
-    if as_json:
-        typer.echo(json.dumps(view, indent=2))
-    else:
-        console.print(f"{task_id} {view['status']}")
+    """Wait until a task ends (exit code 1 unless it succeeded); prints the final task."""
+    with failures(), operator_sessions() as sessions:
+        view = wait_for(sessions, task_id, timeout)
+    emit(view, as_json=as_json, human=f"{task_id} {view['status']}")

@@ -7,14 +7,12 @@ import signal
 import threading
 
 import typer
-from rich.console import Console
 
+from cli.output import notice
 from control_plane.db import make_engine, make_sessionmaker
 from control_plane.index.shards import ShardBridge
 from control_plane.task.runner import TaskRunner
 from shared.settings import get_settings
-
-console = Console(stderr=True)
 
 
 def worker(
@@ -26,9 +24,9 @@ def worker(
     settings = get_settings()
     logging.basicConfig(level=settings.log_level.upper())
     if settings.is_sqlite:
-        console.print("[yellow]SQLite database: the server's in-process runner is usually enough.[/]")
+        notice("[yellow]SQLite database: the server's in-process runner is usually enough.[/]")
     if not settings.ray_address:
-        console.print(
+        notice(
             "[yellow]SHOPSEARCH_RAY_ADDRESS is unset: this worker hosts its own shards; "
             "API processes only see them when they share the Ray cluster.[/]"
         )
@@ -45,13 +43,13 @@ def worker(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    console.print(f"task runner {runner.owner} started (concurrency {concurrency})")
+    notice(f"task runner {runner.owner} started (concurrency {concurrency})")
     runner.start()
     try:
         while not stop.wait(0.5):
             pass
     finally:
-        console.print("stopping: finishing running tasks …")
+        notice("stopping: finishing running tasks …")
         runner.stop()
         bridge.close()
         engine.dispose()

@@ -1,4 +1,4 @@
-"""Operator work over tenants (``shopsearch tenants``): direct database access, no HTTP."""
+"""Operator work over tenants (``shopsearch tenants``, ``shopsearch index``): direct database access, no HTTP."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ from control_plane.api_key import service as key_service
 from control_plane.auth import repository as auth_repo
 from control_plane.db import isoformat, utcnow
 from control_plane.email_address import normalize_email
+from control_plane.index import service as index_service
+from control_plane.index.models import Index
 from control_plane.org import repository as org_repo
 from control_plane.org import service as org_service
 from control_plane.project import service as project_service
 from control_plane.security import hash_password
+from control_plane.task.models import Task
 from shared.errors import conflict, not_found, validation
 
 MIN_PASSWORD_LENGTH = 10
@@ -124,3 +127,11 @@ def show_tenant(db: Session, org_id: str) -> dict[str, Any]:
             for p in project_service.projects_of(db, org.id)
         ],
     }
+
+
+def reindex(db: Session, project_id: str, index_id: str) -> Task:
+    """Enqueue a reindex of one of a tenant's indices; not found unless the index is in that project."""
+    index = db.get(Index, index_id)
+    if index is None or index.project_id != project_id:
+        raise not_found(f"Index {index_id} in project {project_id}")
+    return index_service.reindex(db, index)

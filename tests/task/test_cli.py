@@ -15,9 +15,9 @@ def test_tasks_and_reindex_commands(app, client, monkeypatch):
     runner = CliRunner()
     listed = runner.invoke(cli_app, ["tasks", "list", tenant.project_id, "--json"])
     assert listed.exit_code == 0, listed.output
-    assert [t["taskId"] for t in json.loads(listed.output)] == [task["taskId"]]
+    assert [t["taskId"] for t in json.loads(listed.output)["items"]] == [task["taskId"]]
     filtered = runner.invoke(cli_app, ["tasks", "list", tenant.project_id, "--status", "failed", "--json"])
-    assert json.loads(filtered.output) == []
+    assert json.loads(filtered.output) == {"items": []}
     table = runner.invoke(cli_app, ["tasks", "list", tenant.project_id])
     assert table.exit_code == 0 and "taskId" in table.output
     waited = runner.invoke(cli_app, ["tasks", "wait", task["taskId"]])

@@ -1,0 +1,103 @@
+"""The one place the CLI prints: ``--json``, tables whose ids are never cut, one error exit.
+
+Answers go to stdout (JSON, a table or a line); notices, progress bars and errors go to stderr, so
+``--json`` output pipes cleanly. Exit codes: 0 ok, 1 failure (``fail``), 2 usage (Typer's own).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any, NoReturn
+
+import click
+import typer
+from rich.console import Console, RenderableType
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from shared.errors import ServiceError
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help='Print JSON (a list as {"items": [...]}, as the API answers)')
+]
+
+# Exits already decided (``fail``, Typer's and Click's own): they pass through ``failures`` untouched.
+_EXITS = (typer.Exit, typer.Abort, click.exceptions.Exit, click.ClickException, click.Abort)
+
+_stdout = Console()
+_stderr = Console(stderr=True)
+
+
+def emit(value: Any, *, as_json: bool, human: RenderableType | None = None) -> None:
+    """Print an answer: JSON (a list wrapped as ``{"items": [...]}``), else ``human``.
+
+    ``human`` is a rich renderable (a ``table``), or a string printed as one plain line (no markup,
+    no wrapping, so scripts can read it); by default ``value`` itself.
+    """
+    if as_json:
+        typer.echo(json.dumps({"items": value} if isinstance(value, list) else value, indent=2))
+        return
+    shown = value if human is None else human
+    if isinstance(shown, str):
+        typer.echo(shown)
+    else:
+        _stdout.print(shown)
+
+
+def table(
+    *headers: str, rows: Iterable[Sequence[str]], ids: Collection[str] = (), title: str | None = None,
+    show_header: bool = True,
+) -> Table:
+    """A table; the columns named in ``ids`` are never cut (never wrapped or shortened with an ellipsis)."""
+    rows = [list(row) for row in rows]
+    out = Table(title=title, show_header=show_header)
+    for i, header in enumerate(headers):
+        if header in ids:
+            widest = max((len(row[i]) for row in rows), default=0)
+            out.add_column(header, no_wrap=True, overflow="fold", min_width=max(widest, len(header)))
+        else:
+            out.add_column(header)
+    for row in rows:
+        out.add_row(*row)
+    return out
+
+
+def notice(message: str) -> None:
+    """A line for the operator on stderr (rich markup), never part of the answer."""
+    _stderr.print(message)
+
+
+def progress() -> Progress:
+    """A progress bar on stderr for long work: description, bar, percentage, time elapsed."""
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(), console=_stderr, transient=False,
+    )
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """The one error exit: ``error: message`` on stderr, then exit ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def describe(exc: ServiceError) -> str:
+    """A service error's message with its field details, on one line."""
+    if not exc.details:
+        return exc.message
+    return exc.message + " (" + "; ".join(f"{d['path']}: {d['message']}" for d in exc.details) + ")"
+
+
+@contextmanager
+def failures() -> Iterator[None]:
+    """Any failure in the block ends the command with ``fail``: an operator gets one line, not a traceback."""
+    try:
+        yield
+    except _EXITS:
+        raise  # already an exit (``fail`` or Typer's own): keep its code
+    except ServiceError as exc:
+        fail(describe(exc))
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        fail(f"{type(exc).__name__}: {exc}")
