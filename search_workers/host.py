@@ -12,35 +12,24 @@ Sequences, restarts and re-feeding (contract with the control plane)
 ====================================================================
 Each replica persists its applied seq (in the index's global sequence) with its files.  A replica
 whose files are gone (new node, lost disk, actor restarted elsewhere) starts empty at seq ``0``.
-The host never reads the database; the control plane keeps replicas complete:
+The host never reads the database; the control plane keeps replicas complete
+(``control_plane.shard.feed.catch_up``)::
 
-* **Every task** that takes the index from sequence ``P`` to ``S`` calls, for *every* shard (also
-  the ones none of the task's changes went to, with ``changes=[]``)::
+    for shard, from_seq in await host.missing(index_id, gen, S):
+        changes = <that shard's changes with seq > from_seq, from the database, in seq order>
+        await host.apply(index_id, gen, shard, changes, after_seq=from_seq)
+    # a shard that got none of the changes still moves to S: Change(seq=S, op="advance")
 
-      seqs = await host.apply(index_id, gen, shard, changes_of_that_shard, after_seq=P, through_seq=S)
+``missing`` computes ``from_seq``: the lowest seq among the shard's replicas (``0`` for an empty or
+unreachable one).  ``after_seq`` guards against gaps: a replica behind it (it restarted meanwhile)
+refuses the batch and reports its own seq, so the caller feeds it again from there.  Replicas
+already further skip what they have: ``apply`` is idempotent by seq.
+:meth:`BaseHost.applied_seqs` shows the raw numbers (``-1`` for a replica that stayed unreachable).
 
-  A replica at or past ``P`` applies the batch and reports ``S``.  A replica behind ``P`` (it lost
-  its files) refuses the batch - applying it would hide a gap forever - and reports its own seq.
-  ``min(seqs) < S`` therefore means "catch up first" (below).  Without ``after_seq``/``through_seq``
-  a batch is applied as is and the replica reports the seq of its last change.
-* **Catch-up** (after any failure, on start, and whenever ``apply`` reported less than ``S``)::
-
-      for shard, from_seq in await host.missing(index_id, gen, S):
-          changes = <that shard's changes with seq > from_seq, from the database, in seq order>
-          await host.apply(index_id, gen, shard, changes, after_seq=from_seq, through_seq=S)
-
-  ``missing`` (not the control plane) computes ``from_seq``: the lowest seq among the shard's
-  replicas (``0`` for an empty or unreachable one).  The feed is the current documents of the
-  shard with ``seq > from_seq`` as upserts plus a delete for every document deleted after
-  ``from_seq`` (tombstones; an empty replica needs none, but a replica that kept older files and
-  sits between ``from_seq`` and ``S`` does).  Replicas already further skip what they have:
-  ``apply`` is idempotent by seq.
-* :meth:`BaseHost.applied_seqs` shows the raw numbers (``-1`` for a replica that stayed unreachable).
-
-Search prefers up-to-date replicas: every shard answer carries the replica's ``appliedSeq``; the
+Search prefers up-to-date replicas: every shard answer carries the replica's ``applied_seq``; the
 host remembers the highest seq seen per shard (from applies and answers) and skips a replica that
 is behind it when another replica of that shard is current.  When none is, the stale answer is
-used and the merged answer says ``"partial": true``.
+used and the merged answer says ``partial``.
 """
 
 from __future__ import annotations
@@ -49,19 +38,17 @@ import asyncio
 import itertools
 import logging
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-from search_workers.merge import merge_answers, shard_query
+from search_workers.merge import merge_answers
 from search_workers.routing import shard_for
-
-if TYPE_CHECKING:
-    from shared.settings import Settings
+from shared.contract import Answer, Change, Query, ShardSpec, shard_query
+from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "ShardSpec",
     "ShardHost",
     "BaseHost",
     "HostError",
@@ -70,21 +57,6 @@ __all__ = [
     "make_host",
     "replica_dir_name",
 ]
-
-
-@dataclass(frozen=True)
-class ShardSpec:
-    index_id: str
-    generation: int
-    shards: int
-    replicas: int
-    mapping: dict
-    language: str = "en"
-
-    def __post_init__(self) -> None:
-        check_index_id(self.index_id)
-        if self.shards < 1 or self.replicas < 1 or self.generation < 0:
-            raise ValueError("shards and replicas must be >= 1 and generation >= 0")
 
 
 class HostError(Exception):
@@ -114,10 +86,10 @@ class ShardHost(Protocol):
     async def open(self, spec: ShardSpec) -> None: ...
     async def applied_seqs(self, index_id: str, generation: int) -> dict[int, list[int]]: ...
     async def missing(self, index_id: str, generation: int, target_seq: int) -> list[tuple[int, int]]: ...
-    async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
-                    after_seq: int | None = None, through_seq: int | None = None) -> list[int]: ...
-    async def search(self, index_id: str, generation: int, query: dict) -> dict: ...
-    async def get(self, index_id: str, generation: int, doc_id: str) -> dict | None: ...
+    async def apply(self, index_id: str, generation: int, shard_no: int, changes: Sequence[Change], *,
+                    after_seq: int | None = None) -> list[int]: ...
+    async def search(self, index_id: str, generation: int, query: Query) -> Answer: ...
+    async def get(self, index_id: str, generation: int, doc_id: str) -> dict[str, Any] | None: ...
     async def drop(self, index_id: str, generation: int) -> None: ...
     async def drop_index(self, index_id: str) -> None: ...
     async def healthy(self) -> bool: ...
@@ -125,6 +97,7 @@ class ShardHost(Protocol):
 
 
 def check_index_id(index_id: str) -> None:
+    """Index ids name directories and actors: refuse what could escape them."""
     if not index_id or "/" in index_id or "\\" in index_id or ":" in index_id or index_id in (".", ".."):
         raise ValueError(f"invalid index id {index_id!r}")
 
@@ -190,7 +163,7 @@ class BaseHost:
             delay = min(delay * 2, 0.5)
 
     async def _read_shard(self, index_id: str, generation: int, shard_no: int, replicas: int, method: str,
-                          *args: Any, seq_of=None) -> tuple[Any, bool]:
+                          *args: Any, seq_of: Callable[[Any], int] | None = None) -> tuple[Any, bool]:
         """Call ``method`` on one replica of a shard, round-robin, failing over to the others.
 
         ``seq_of(result)`` gives the replica's applied seq for a result (answers of replicas behind the
@@ -268,21 +241,22 @@ class BaseHost:
                 out.append((s, max(0, min(seqs))))
         return out
 
-    async def apply(self, index_id: str, generation: int, shard_no: int, changes: list[dict], *,
-                    after_seq: int | None = None, through_seq: int | None = None) -> list[int]:
+    async def apply(self, index_id: str, generation: int, shard_no: int, changes: Sequence[Change], *,
+                    after_seq: int | None = None) -> list[int]:
         """Apply ``changes`` (all for ``shard_no``, in seq order) to every replica of the shard.
 
         Returns the applied seq per replica (``-1`` for a replica that stayed unreachable; raises
         :class:`ShardUnavailable` if none was reachable).  Search reflects the changes on return.
-        See the module docstring for ``after_seq`` and ``through_seq``.
+        See the module docstring for ``after_seq``.
         """
         shards, replicas = await self._layout(index_id, generation)
         if not 0 <= shard_no < shards:
             raise ValueError(f"shard {shard_no} out of range (index has {shards})")
+        batch = list(changes)
 
         async def one(r: int) -> int | BaseException:
             try:
-                return int(await self._call_retrying(index_id, generation, shard_no, r, "apply", changes, after_seq, through_seq,
+                return int(await self._call_retrying(index_id, generation, shard_no, r, "apply", batch, after_seq,
                                                      timeout=self.write_timeout))
             except Exception as exc:
                 if not self._unavailable(exc):
@@ -297,36 +271,39 @@ class BaseHost:
         self._note_seq(index_id, generation, shard_no, max(seqs))
         return seqs
 
-    async def search(self, index_id: str, generation: int, query: dict) -> dict:
-        """Fan the query out to one replica of every shard and merge (:func:`merge_answers`).
-
-        The answer is the engine's shape (``total, hits, facets, relaxed, droppedWords``) plus
-        ``partial`` (true when some shard only had replicas behind the latest known seq).
-        """
+    async def search(self, index_id: str, generation: int, query: Query) -> Answer:
+        """Fan the query out to one replica of every shard and merge (:func:`merge_answers`);
+        ``partial`` when some shard only had replicas behind the latest known seq."""
         shards, replicas = await self._layout(index_id, generation)
         sq = shard_query(query)
         results = await asyncio.gather(*(
-            self._read_shard(index_id, generation, s, replicas, "search", sq, seq_of=lambda a: a.get("appliedSeq", 0))
+            self._read_shard(index_id, generation, s, replicas, "search", sq, seq_of=_answer_seq)
             for s in range(shards)
         ))
         merged = merge_answers(query, [a for a, _ in results])
-        merged["partial"] = any(stale for _, stale in results)
+        merged.partial = any(stale for _, stale in results)
         return merged
 
-    async def get(self, index_id: str, generation: int, doc_id: str) -> dict | None:
+    async def get(self, index_id: str, generation: int, doc_id: str) -> dict[str, Any] | None:
         """The stored document from the shard that owns ``doc_id``."""
         shards, replicas = await self._layout(index_id, generation)
         shard_no = shard_for(doc_id, shards)
         # with the replica's seq, so a restarted, still empty replica does not answer "not found"
         pair, _ = await self._read_shard(index_id, generation, shard_no, replicas, "get_with_seq", doc_id,
                                          seq_of=lambda p: p[1])
-        return pair[0]
+        return pair[0]  # type: ignore[no-any-return]
+
+
+def _answer_seq(answer: Answer) -> int:
+    return answer.applied_seq
 
 
 def make_host(settings: Settings) -> ShardHost:
     """``ray_address`` unset -> :class:`LocalHost` under ``data_dir/shards``; ``"local"`` -> a local Ray
     started here; ``"auto"`` / ``"ray://…"`` / ``host:port`` -> join that cluster."""
     shards_dir = settings.data_dir / "shards"
+    # imported here, not at the top: the hosts import this module (their base class), and Ray's
+    # import costs a second the embedded default never needs
     if not settings.ray_address:
         from search_workers.local import LocalHost
 

@@ -3,9 +3,10 @@
 Replicas are :class:`~search_workers.replica.ShardReplica` objects keyed by
 ``(index_id, generation, shard, replica)``, with files under
 ``<shards_dir>/<index_id>/g<generation>/s<shard>r<replica>``.  Engine calls are blocking and
-CPU-bound, so they run on a dedicated thread pool and the event loop never waits on them; applies to
-one shard are serialised by :class:`~search_workers.host.BaseHost` (an asyncio lock per shard), and
-each engine serialises its own apply/search.
+CPU-bound, so the async interface runs them on a dedicated thread pool; applies to one shard are
+serialised by :class:`~search_workers.host.BaseHost` (an asyncio lock per shard), and each engine
+serialises its own apply/search.  Searches have a synchronous path too (:meth:`LocalHost.search_now`):
+the control plane runs a cheap search on its event loop and a long one on a thread of its own.
 
 After a process restart nothing is open: the control plane calls ``open(spec)`` for every serving
 generation (it re-opens the files; ``applied_seqs`` tells what is missing).
@@ -22,15 +23,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from search_workers.engine import ShardEngine
 from search_workers.engine.errors import Deadline
-from search_workers.host import BaseHost, ShardNotOpen, ShardSpec, check_index_id, replica_dir_name
-from search_workers.merge import merge_answers, shard_query
+from search_workers.host import BaseHost, ShardNotOpen, check_index_id, replica_dir_name
+from search_workers.merge import merge_answers
 from search_workers.replica import ShardReplica
+from shared.contract import Answer, Query, ShardSpec, shard_query
 
 
 class LocalHost(BaseHost):
-    def __init__(self, shards_dir: str | os.PathLike, max_workers: int | None = None) -> None:
+    def __init__(self, shards_dir: str | os.PathLike[str], max_workers: int | None = None) -> None:
         super().__init__()
         self.shards_dir = Path(shards_dir)
         self._specs: dict[tuple[str, int], ShardSpec] = {}
@@ -61,7 +65,7 @@ class LocalHost(BaseHost):
         # no timeout in-process: the thread can't be interrupted, and there is no other process to fail over to
         return await self._run(getattr(rep, method), *args)
 
-    def search_now(self, index_id: str, generation: int, query: dict, wait: bool = True) -> dict:
+    def search_now(self, index_id: str, generation: int, query: Query, wait: bool = True) -> Answer:
         """The fan-out and merge of :meth:`search`, run on the calling thread.
 
         In-process every replica is always up, so there is nothing to fail over to; searching the
@@ -69,13 +73,13 @@ class LocalHost(BaseHost):
         which cost more than the searches themselves on a small machine. Per shard, the replica that
         holds the most changes answers (round-robin among equals). ``wait=False``: raise
         :class:`ShardBusy` rather than wait for a shard whose memory is being updated.
-        ``timeoutMs`` covers all the shards: each gets what the ones before it left.
+        ``timeout_ms`` covers all the shards: each gets what the ones before it left.
         """
         spec = self._specs.get((index_id, generation))
         if spec is None:
             raise ShardNotOpen(f"{index_id}/g{generation} is not open on this host")
         sq = shard_query(query)
-        deadline = Deadline(query.get("timeoutMs"))
+        deadline = Deadline(query.timeout_ms)
         turn = next(self._rr)
         answers = []
         stale = False
@@ -89,14 +93,14 @@ class LocalHost(BaseHost):
             best = max(seqs)
             if deadline.at is not None:
                 deadline.check()
-                sq["timeoutMs"] = (deadline.at - time.monotonic()) * 1000
+                sq = msgspec.structs.replace(sq, timeout_ms=(deadline.at - time.monotonic()) * 1000)
             answer = live[seqs.index(best)].search(sq, wait)
-            self._note_seq(index_id, generation, shard_no, int(answer.get("appliedSeq", 0)))
+            self._note_seq(index_id, generation, shard_no, answer.applied_seq)
             stale = stale or best < self._seen.get((index_id, generation, shard_no), 0)
             answers.append(answer)
         deadline.check()
         merged = merge_answers(query, answers)
-        merged["partial"] = stale
+        merged.partial = stale
         return merged
 
     # -- interface -----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 How a query is split
 ====================
-:func:`shard_query` turns the caller's query into the one every shard gets: the same query with
+``shared.contract.shard_query`` turns the caller's query into the one every shard gets: the same query with
 ``offset=0`` and ``limit=offset+limit``, so each shard returns its own top ``offset+limit`` hits.
 The global top ``offset+limit`` is necessarily contained in the union of those lists, so
 :func:`merge_answers` can sort the union and slice ``[offset:offset+limit]`` - pages never overlap
@@ -51,41 +51,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["shard_query", "merge_answers", "parse_sort", "DEFAULT_LIMIT", "DEFAULT_FACET_SIZE"]
+from shared.contract import Answer, Facet, FacetCounts, Hit, Query, SortKey
 
-DEFAULT_LIMIT = 20
-DEFAULT_FACET_SIZE = 10
-RELEVANCE_KEYS = frozenset({"_score", "_relevance", "relevance"})
-
-
-def _limit_offset(query: dict) -> tuple[int, int]:
-    limit = query.get("limit")
-    limit = DEFAULT_LIMIT if limit is None else max(0, int(limit))
-    offset = max(0, int(query.get("offset") or 0))
-    return limit, offset
-
-
-def shard_query(query: dict) -> dict:
-    """The query each shard answers: top ``offset+limit`` hits from position 0."""
-    limit, offset = _limit_offset(query)
-    out = dict(query)
-    out["offset"] = 0
-    out["limit"] = offset + limit
-    return out
-
-
-def parse_sort(sort: Any) -> list[tuple[str, bool]]:
-    """``["price:desc", ["title", "asc"], "_score"]`` -> ``[("price", True), ("title", False), ("_score", False)]``."""
-    out: list[tuple[str, bool]] = []
-    for item in sort or ():
-        if not item:
-            continue
-        if isinstance(item, str):
-            name, _, direction = item.partition(":")
-        else:
-            name, direction = item[0], (item[1] if len(item) > 1 else "asc")
-        out.append((str(name), str(direction or "asc").lower() == "desc"))
-    return out
+__all__ = ["merge_answers"]
 
 
 def _cmp_values(a: Any, b: Any) -> int:
@@ -105,13 +73,16 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _hit_comparator(sort_keys: list[tuple[str, bool]]):
-    def cmp(x: tuple[int, int, dict], y: tuple[int, int, dict]) -> int:
+_Entry = tuple[int, int, Hit]
+
+
+def _hit_comparator(sort_keys: Sequence[SortKey]) -> Any:
+    def cmp(x: _Entry, y: _Entry) -> int:
         hx, hy = x[2], y[2]
-        sx, sy = float(hx.get("score") or 0.0), float(hy.get("score") or 0.0)
-        vx, vy = hx.get("sortValues") or [], hy.get("sortValues") or []
-        for i, (name, desc) in enumerate(sort_keys):
-            if name in RELEVANCE_KEYS:
+        sx, sy = float(hx.score or 0.0), float(hy.score or 0.0)
+        vx, vy = hx.sort_values, hy.sort_values
+        for i, key in enumerate(sort_keys):
+            if key.relevance:
                 c = (sx > sy) - (sx < sy)
             else:
                 a = vx[i] if i < len(vx) else None
@@ -123,19 +94,12 @@ def _hit_comparator(sort_keys: list[tuple[str, bool]]):
                     return 1 if ma else -1  # missing last, whatever the direction
                 c = _cmp_values(a, b)
             if c:
-                return -c if desc else c
+                return -c if key.desc else c
         if sx != sy:
             return -1 if sx > sy else 1
         return (x[0] > y[0]) - (x[0] < y[0]) or (x[1] > y[1]) - (x[1] < y[1])
 
     return cmp
-
-
-def _facet_defs(facets: Any) -> list[dict]:
-    out = []
-    for f in facets or ():
-        out.append({"field": f, "type": "terms"} if isinstance(f, str) else dict(f))
-    return out
 
 
 def _as_number(v: str) -> float | None:
@@ -167,70 +131,66 @@ def _order_terms(counts: dict[str, int], how: str, size: int | None) -> dict[str
     return dict(items)
 
 
-def _merge_facets(defs: list[dict], answers: Sequence[dict]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _merge_facets(defs: Sequence[Facet], answers: Sequence[Answer]) -> dict[str, FacetCounts]:
+    out: dict[str, FacetCounts] = {}
     for d in defs:
-        name = d.get("field")
-        if not isinstance(name, str):
-            continue
-        parts = [a.get("facets", {}).get(name) for a in answers]
-        parts = [p for p in parts if p is not None]
-        if d.get("type", "terms") == "range":
-            n = max([len(d.get("ranges") or ())] + [len(p) for p in parts])
+        name = d.field
+        parts = [p for p in (a.facets.get(name) for a in answers) if p is not None]
+        if d.type == "range":
+            n = max([len(d.ranges)] + [len(p) for p in parts])
             sums = [0] * n
             for p in parts:
+                assert isinstance(p, list)
                 for i, c in enumerate(p):
                     sums[i] += int(c)
             out[name] = sums
             continue
         total: dict[str, int] = {}
         if len(parts) == 1:
+            assert isinstance(parts[0], dict)
             total = parts[0]
         else:
             for p in parts:
+                assert isinstance(p, dict)
                 for value, c in p.items():
                     total[value] = total.get(value, 0) + int(c)
-        size = d.get("size", DEFAULT_FACET_SIZE)
-        out[name] = _order_terms(total, str(d.get("sort") or "count"), None if size is None else int(size))
+        out[name] = _order_terms(total, d.sort, d.size)
     return out
 
 
-def _select_answers(answers: Sequence[dict]) -> list[int]:
+def _select_answers(answers: Sequence[Answer]) -> list[int]:
     """Indices of the shard answers that take part (see "Relaxation" in the module docstring)."""
-    strict = [i for i, a in enumerate(answers) if not a.get("relaxed")]
-    if any(int(answers[i].get("total") or 0) > 0 for i in strict):
+    strict = [i for i, a in enumerate(answers) if not a.relaxed]
+    if any(answers[i].total > 0 for i in strict):
         return strict
-    relaxed = [i for i, a in enumerate(answers) if a.get("relaxed") and int(a.get("total") or 0) > 0]
+    relaxed = [i for i, a in enumerate(answers) if a.relaxed and a.total > 0]
     if not relaxed:
         return list(range(len(answers)))
-    fewest = min(len(answers[i].get("droppedWords") or ()) for i in relaxed)
-    return [i for i in relaxed if len(answers[i].get("droppedWords") or ()) == fewest]
+    fewest = min(len(answers[i].dropped_words) for i in relaxed)
+    return [i for i in relaxed if len(answers[i].dropped_words) == fewest]
 
 
-def merge_answers(query: dict, answers: Sequence[dict]) -> dict:
-    """Merge the shard answers (in shard order) to ``query`` (the caller's, not :func:`shard_query`'s).
-
-    Returns ``{"total", "hits", "facets", "relaxed", "droppedWords"}`` shaped as one engine's answer.
-    """
-    limit, offset = _limit_offset(query)
+def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
+    """Merge the shard answers (in shard order) to ``query`` (the caller's, not ``shard_query``'s)."""
+    limit, offset = max(0, query.limit), max(0, query.offset)
     keep = _select_answers(answers)
     chosen = [answers[i] for i in keep]
-    entries: list[tuple[int, int, dict]] = []
-    for i in keep:
-        for pos, hit in enumerate(answers[i].get("hits") or ()):
-            entries.append((i, pos, hit))
-    entries.sort(key=functools.cmp_to_key(_hit_comparator(parse_sort(query.get("sort")))))
-    hits = [h for _, _, h in entries[offset: offset + limit]]
+    if len(chosen) == 1 and offset == 0:
+        hits = chosen[0].hits[:limit]
+    else:
+        entries: list[_Entry] = [(i, pos, hit) for i in keep for pos, hit in enumerate(answers[i].hits)]
+        entries.sort(key=functools.cmp_to_key(_hit_comparator(query.sort)))
+        hits = [h for _, _, h in entries[offset: offset + limit]]
     dropped: list[str] = []
     for a in chosen:
-        for w in a.get("droppedWords") or ():
+        for w in a.dropped_words:
             if w not in dropped:
                 dropped.append(w)
-    relaxed = any(bool(a.get("relaxed")) for a in chosen)
-    return {
-        "total": sum(int(a.get("total") or 0) for a in chosen),
-        "hits": hits,
-        "facets": _merge_facets(_facet_defs(query.get("facets")), chosen),
-        "relaxed": relaxed,
-        "droppedWords": dropped if relaxed else [],
-    }
+    relaxed = any(a.relaxed for a in chosen)
+    return Answer(
+        total=sum(a.total for a in chosen),
+        hits=hits,
+        facets=_merge_facets(query.facets, chosen),
+        relaxed=relaxed,
+        dropped_words=dropped if relaxed else [],
+    )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.document.models import Document, StagedDocument
-
-ChangeRow = tuple[str, Any, int, int, bool]
-"""``(doc_id, body, seq, shard_hash, deleted)`` in sequence order."""
+from control_plane.db import utcnow
+from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
+from control_plane.shard.feed import ChangeRow, RowSource
 
 
 def change_rows(db: Session, index_id: str, after: int, upto: int, limit: int) -> list[ChangeRow]:
@@ -35,3 +37,151 @@ def staged_change_rows(db: Session, session_id: str, after: int, upto: int, limi
         .limit(limit)
     )
     return [(r[0], r[1], r[2], r[3], False) for r in db.execute(query)]
+
+
+def row_source(sessions: sessionmaker[Session], index_id: str, session_id: str | None = None) -> RowSource:
+    """What the shards of ``index_id`` are fed from: its documents, or a replace session's staged ones
+    (a short transaction per page)."""
+
+    def rows(after: int, upto: int, limit: int) -> list[ChangeRow]:
+        with sessions() as db:
+            if session_id is None:
+                return change_rows(db, index_id, after, upto, limit)
+            return staged_change_rows(db, session_id, after, upto, limit)
+
+    return rows
+
+
+# --------------------------------------------------------------------------- documents
+_CHUNK = 500  # rows per statement, ids per IN list
+
+
+def _insert(db: Session, table: Any) -> Any:
+    """An INSERT that can ``on_conflict_do_update`` in the session's dialect."""
+    dialect = db.get_bind().dialect.name
+    return pg_insert(table) if dialect == "postgresql" else sqlite_insert(table)
+
+
+def upsert_documents(db: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert or replace document rows (``index_id, doc_id, body, seq, shard_hash, deleted, updated_at``)."""
+    stmt = _insert(db, Document)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Document.index_id, Document.doc_id],
+        set_={
+            "body": stmt.excluded.body,
+            "seq": stmt.excluded.seq,
+            "shard_hash": stmt.excluded.shard_hash,
+            "deleted": stmt.excluded.deleted,
+            "updated_at": stmt.excluded.updated_at,
+        },
+    )
+    for start in range(0, len(rows), _CHUNK):
+        db.execute(stmt, rows[start : start + _CHUNK])
+
+
+def live_count(db: Session, index_id: str) -> int:
+    return int(
+        db.scalar(select(func.count()).select_from(Document).where(Document.index_id == index_id, Document.deleted.is_(False)))
+        or 0
+    )
+
+
+def live_ids_among(db: Session, index_id: str, doc_ids: list[str]) -> list[str]:
+    """Which of ``doc_ids`` the index holds (not deleted)."""
+    found: list[str] = []
+    for start in range(0, len(doc_ids), _CHUNK):
+        chunk = doc_ids[start : start + _CHUNK]
+        found.extend(
+            db.scalars(
+                select(Document.doc_id).where(
+                    Document.index_id == index_id, Document.doc_id.in_(chunk), Document.deleted.is_(False)
+                )
+            )
+        )
+    return found
+
+
+def tombstone(db: Session, index_id: str, doc_ids: list[str], first_seq: int) -> None:
+    """Mark documents deleted (kept as tombstones for replay), sequences from ``first_seq`` in order."""
+    now = utcnow()
+    for i, doc_id in enumerate(doc_ids):
+        db.execute(
+            update(Document)
+            .where(Document.index_id == index_id, Document.doc_id == doc_id)
+            .values(deleted=True, body=None, seq=first_seq + i, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def delete_all_documents(db: Session, index_id: str) -> None:
+    db.execute(delete(Document).where(Document.index_id == index_id).execution_options(synchronize_session=False))
+
+
+def delete_index_rows(db: Session, index_id: str) -> None:
+    """Everything stored for an index that is being deleted: documents, replace sessions, idempotency records."""
+    db.execute(delete(Document).where(Document.index_id == index_id))
+    db.execute(delete(ReplaceSession).where(ReplaceSession.index_id == index_id))
+    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.index_id == index_id))
+
+
+def page_bodies(db: Session, index_id: str, after: str | None, limit: int) -> list[tuple[str, Any]]:
+    """Up to ``limit`` ``(doc_id, body)`` of the live documents by id after ``after``."""
+    query = select(Document.doc_id, Document.body).where(Document.index_id == index_id, Document.deleted.is_(False))
+    if after is not None:
+        query = query.where(Document.doc_id > after)
+    return [(row[0], row[1]) for row in db.execute(query.order_by(Document.doc_id).limit(limit))]
+
+
+def live_body(db: Session, index_id: str, doc_id: str) -> dict[str, Any] | None:
+    return db.scalar(
+        select(Document.body).where(Document.index_id == index_id, Document.doc_id == doc_id, Document.deleted.is_(False))
+    )
+
+
+# --------------------------------------------------------------------------- idempotency records
+def idempotency_record(db: Session, index_id: str, route: str, key: str) -> IdempotencyRecord | None:
+    return db.scalar(
+        select(IdempotencyRecord).where(
+            IdempotencyRecord.index_id == index_id, IdempotencyRecord.route == route, IdempotencyRecord.key == key
+        )
+    )
+
+
+def purge_idempotency(db: Session, before: datetime) -> None:
+    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.created_at < before))
+
+
+# --------------------------------------------------------------------------- replace sessions
+def get_session(db: Session, index_id: str, session_id: str, *, lock: bool = False) -> ReplaceSession | None:
+    """A tenant's replace session of the index (internal ones, from feed syncs, are not found)."""
+    query = select(ReplaceSession).where(
+        ReplaceSession.id == session_id, ReplaceSession.index_id == index_id, ReplaceSession.source == "api"
+    )
+    if lock:
+        query = query.with_for_update()
+    return db.scalar(query)
+
+
+def expired_open_sessions(db: Session, now: datetime) -> list[ReplaceSession]:
+    return list(
+        db.scalars(select(ReplaceSession).where(ReplaceSession.status == "open", ReplaceSession.expires_at <= now))
+    )
+
+
+def stage_documents(db: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert or replace staged rows (``session_id, doc_id, body, seq, shard_hash``)."""
+    stmt = _insert(db, StagedDocument)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[StagedDocument.session_id, StagedDocument.doc_id],
+        set_={"body": stmt.excluded.body, "seq": stmt.excluded.seq, "shard_hash": stmt.excluded.shard_hash},
+    )
+    for start in range(0, len(rows), _CHUNK):
+        db.execute(stmt, rows[start : start + _CHUNK])
+
+
+def staged_count(db: Session, session_id: str) -> int:
+    return int(db.scalar(select(func.count()).select_from(StagedDocument).where(StagedDocument.session_id == session_id)) or 0)
+
+
+def delete_staged(db: Session, session_id: str) -> None:
+    db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))

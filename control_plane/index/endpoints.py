@@ -12,7 +12,6 @@ from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.epochs import bump_index_epoch
 from control_plane.index import service
-from control_plane.index.lifecycle import get_bridge
 from control_plane.index.schemas import (
     FacetsIn,
     FacetsOut,
@@ -27,6 +26,7 @@ from control_plane.index.schemas import (
     TaskAccepted,
     UsageOut,
 )
+from control_plane.shard import DROP_DELAY_S, shard_bridge
 from control_plane.task.models import Task
 from control_plane.usage import usage_by_field
 from control_plane.wire import Cursor, Limit
@@ -46,10 +46,8 @@ def list_indices(access: ProjectRead, db: SessionDep, limit: Limit = 20, cursor:
 @router.post(BASE, status_code=201, summary="Create an index", response_model=IndexOut)
 def create_index(body: IndexCreate, access: ProjectWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = service.create_index(db, access, body.model_dump())
-    from control_plane.index.shards import spec_for
-
-    spec = spec_for(index, index.serving_generation, index.serving_mapping)
-    after_commit(db, lambda: get_bridge(runtime).ensure_open(spec))
+    spec = index.shard_spec()
+    after_commit(db, lambda: shard_bridge(runtime).open(spec))
     return service.index_view(index)
 
 
@@ -66,9 +64,7 @@ def delete_index(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Res
 
     def retire() -> None:
         bump_index_epoch(runtime.state, index_id)
-        bridge = get_bridge(runtime)
-        bridge.forget(index_id)
-        bridge.submit("drop_index", index_id, delay=1.0)
+        shard_bridge(runtime).drop(index_id, delay=DROP_DELAY_S)
 
     after_commit(db, retire)
     return Response(status_code=204)

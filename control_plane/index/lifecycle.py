@@ -1,9 +1,9 @@
 """Runtime pieces of indexing, started and stopped with the app (``STARTUP_HOOKS``/``SHUTDOWN_HOOKS``).
 
-Start: the shard host (``make_host``) on its own loop thread, then in the background the serving
-generation of every index is opened and re-fed from the database where a replica is behind; the
-in-process task runner starts when ``settings.run_task_runner``. A readiness check (host healthy,
-shards opened) joins ``runtime.extras["readiness_checks"]``.
+Start: the shard bridge (``control_plane.shard``), then in the background the serving generation of
+every index is opened and re-fed from the database where a replica is behind; the in-process task
+runner starts when ``settings.run_task_runner``. A readiness check (host healthy, shards opened)
+joins ``runtime.extras["readiness_checks"]``.
 
 The hooks are reference-counted: the app may be entered more than once (several test clients on one
 app), and only the last exit stops the runner and closes the host.
@@ -15,54 +15,29 @@ import logging
 import threading
 from typing import Any
 
-from sqlalchemy import select
-
-from control_plane.document.sync import catch_up
-from control_plane.index.models import Index
-from control_plane.index.shards import ShardBridge, spec_for
+from control_plane.document.repository import row_source
+from control_plane.index.repository import all_indices
 from control_plane.runtime import Runtime
+from control_plane.shard import ShardBridge, catch_up, close_shard_bridge, shard_bridge
+from control_plane.task.runner import TaskRunner
 
 log = logging.getLogger("shopsearch.indexing")
 
 _LOCK = threading.Lock()
 
 
-def get_bridge(runtime: Runtime) -> ShardBridge:
-    bridge = runtime.extras.get("shards")
-    if bridge is None:
-        with _LOCK:
-            bridge = runtime.extras.get("shards")
-            if bridge is None:
-                bridge = runtime.extras["shards"] = ShardBridge(runtime.settings)
-    return bridge  # type: ignore[no-any-return]
-
-
 def open_serving_generations(runtime: Runtime, bridge: ShardBridge) -> None:
     """Open every index's serving generation and re-feed replicas that are behind the database."""
     with runtime.sessions() as db:
-        indices = [
-            (i.id, i.shards, i.replicas, i.language, i.serving_generation, i.serving_mapping, i.seq, i.flush_seq)
-            for i in db.scalars(select(Index))
-        ]
-    for index_id, shards, replicas, language, generation, mapping, seq, flush_seq in indices:
+        indices = [(i.shard_spec(), i.seq, i.flush_seq) for i in all_indices(db)]
+    for spec, seq, flush_seq in indices:
         try:
-            spec = spec_for(_Shape(index_id, shards, replicas, language), generation, mapping)
-            bridge.ensure_open(spec)
-            if bridge.call("missing", index_id, generation, seq):
-                catch_up(
-                    runtime.sessions, bridge, index_id=index_id, generation=generation, shards=shards,
-                    upto=seq, flush_seq=flush_seq,
-                )
+            bridge.open(spec)
+            if bridge.missing(spec.index_id, spec.generation, seq):
+                catch_up(bridge, row_source(runtime.sessions, spec.index_id), index_id=spec.index_id,
+                         generation=spec.generation, shards=spec.shards, upto=seq, flush_seq=flush_seq)
         except Exception:  # noqa: BLE001 - one broken index must not stop the others
-            log.warning("opening index %s failed", index_id, exc_info=True)
-
-
-class _Shape:
-    def __init__(self, index_id: str, shards: int, replicas: int, language: str) -> None:
-        self.id = index_id
-        self.shards = shards
-        self.replicas = replicas
-        self.language = language
+            log.warning("opening index %s failed", spec.index_id, exc_info=True)
 
 
 def start_indexing(runtime: Runtime) -> None:
@@ -71,7 +46,7 @@ def start_indexing(runtime: Runtime) -> None:
         runtime.extras["indexing_refs"] = refs + 1
         if refs:
             return
-    bridge = get_bridge(runtime)
+    bridge = shard_bridge(runtime)
     ready = threading.Event()
     runtime.extras["shards_ready"] = ready
 
@@ -90,8 +65,6 @@ def start_indexing(runtime: Runtime) -> None:
     checks.append(shards_ready)
     runtime.extras["shards_check"] = shards_ready
     if runtime.settings.run_task_runner:
-        from control_plane.task.runner import TaskRunner
-
         runner = TaskRunner(runtime.sessions, bridge, runtime.settings, state=runtime.state)
         runtime.extras["task_runner"] = runner
         runner.start()
@@ -110,6 +83,4 @@ def stop_indexing(runtime: Runtime) -> None:
     checks = runtime.extras.get("readiness_checks", [])
     if check in checks:
         checks.remove(check)
-    bridge = runtime.extras.pop("shards", None)
-    if bridge is not None:
-        bridge.close()
+    close_shard_bridge(runtime)

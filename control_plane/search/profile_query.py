@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.search.limits import MAX_QUERY_CHARS, check_request
+from shared.contract import Answer, Boost, Facet, FacetRange, FieldWeight, Query, SortKey, Typo
 from shared.errors import ErrorCode, ServiceError
 
 
@@ -41,10 +43,10 @@ def combined_filters(profile_filters: dict[str, Any] | None, request_filters: di
     return merged
 
 
-def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | None, list[list[str]]]:
+def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | None, tuple[SortKey, ...]]:
     key = sort_key or settings.default_sort
     if key is None:
-        return None, []
+        return None, ()
     for option in settings.sort_options:
         if option.key == key:
             spec = []
@@ -52,8 +54,8 @@ def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | No
                 field, _, direction = item.partition(":")
                 if field in ("_score", "relevance"):
                     continue
-                spec.append([field, direction or "asc"])
-            return key, spec
+                spec.append(SortKey(field, desc=(direction or "asc") == "desc"))
+            return key, tuple(spec)
     raise ServiceError(
         ErrorCode.VALIDATION_ERROR,
         "Unknown sort option",
@@ -61,9 +63,17 @@ def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | No
     )
 
 
+def _facet(definition: dict[str, Any]) -> Facet:
+    """An index's facet configuration (CONTRACT §3) as the engine takes it."""
+    ranges = tuple(FacetRange(r.get("from"), r.get("to"), r.get("label")) for r in definition.get("ranges") or ())
+    size = definition.get("size")
+    return Facet(definition["field"], type=definition.get("type") or "terms", size=10 if size is None else int(size),
+                 sort=definition.get("sort") or "count", ranges=ranges)
+
+
 def facet_definitions(
     settings: ProfileSettings, request: SearchRequest, index_facets: list[dict[str, Any]], mapping: dict[str, Any]
-) -> list[dict[str, Any]]:
+) -> tuple[Facet, ...]:
     wanted = request.facets if request.facets is not None else (settings.facets or [])
     configured = {f["field"]: f for f in index_facets}
     fields = mapping.get("fields") or {}
@@ -76,9 +86,19 @@ def facet_definitions(
                 "Facet field is not facetable",
                 [{"path": f"facets.{i}", "message": f"{name}: field is not facetable"}],
             )
-        definition = configured.get(name, {"field": name, "type": "terms", "size": 10, "sort": "count"})
-        out.append(definition)
-    return out
+        definition = configured.get(name)
+        out.append(Facet(name) if definition is None else _facet(definition))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class AnswerFacts:
+    """What the answer echoes of the request: paging, the sort option, the facets asked for."""
+
+    page: int
+    per_page: int
+    sort: str | None
+    facets: tuple[Facet, ...]
 
 
 def engine_query(
@@ -87,64 +107,64 @@ def engine_query(
     index_facets: list[dict[str, Any]],
     mapping: dict[str, Any],
     *,
-    synonyms: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    synonyms: dict[str, tuple[tuple[str, ...], ...]] | None = None,
+    timeout_ms: float | None = None,
+) -> tuple[Query, AnswerFacts]:
     """The engine query and the paging/sort facts the answer echoes."""
     per_page = request.per_page or settings.per_page
     sort_key, sort = sort_spec(settings, request.sort)
     facets = facet_definitions(settings, request, index_facets, mapping)
-    query: dict[str, Any] = {
-        "q": request.q,
-        "fields": {name: qf.model_dump() for name, qf in settings.query_fields.items()} or None,
-        "operator": settings.operator,
-        "typo": settings.typo_tolerance.model_dump(by_alias=True),
-        "filters": combined_filters(settings.filters, request.filters),
-        "facets": facets,
-        "sort": sort,
-        "offset": (request.page - 1) * per_page,
-        "limit": per_page,
+    typo = settings.typo_tolerance
+    query = Query(
+        q=request.q,
+        fields={name: FieldWeight(float(qf.weight), qf.typo, qf.prefix) for name, qf in settings.query_fields.items()}
+        or None,
+        operator=settings.operator,
+        typo=Typo(typo.enabled, typo.min_word_size_one_typo, typo.min_word_size_two_typos),
+        filters=combined_filters(settings.filters, request.filters),
+        facets=facets,
+        sort=sort,
+        offset=(request.page - 1) * per_page,
+        limit=per_page,
         # a field the profile doesn't retrieve is not shown in highlights either
-        "highlight": [f for f in settings.highlight or [] if settings.retrieve is None or f in settings.retrieve],
-        "retrieve": settings.retrieve,
-        "boosts": [b.model_dump() for b in settings.boosts],
-    }
-    if synonyms and settings.synonyms:
-        query["synonyms"] = synonyms
-    return query, {"page": request.page, "perPage": per_page, "sort": sort_key, "facetDefs": facets}
+        highlight=tuple(f for f in settings.highlight or [] if settings.retrieve is None or f in settings.retrieve),
+        retrieve=None if settings.retrieve is None else tuple(settings.retrieve),
+        boosts=tuple(Boost(b.field, b.modifier, b.weight) for b in settings.boosts),
+        synonyms=synonyms if synonyms and settings.synonyms else None,
+        timeout_ms=timeout_ms,
+    )
+    return query, AnswerFacts(request.page, per_page, sort_key, facets)
 
 
-def format_facets(raw: dict[str, Any], facet_defs: list[dict[str, Any]]) -> dict[str, Any]:
+def format_facets(raw: dict[str, Any], facets: tuple[Facet, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for definition in facet_defs:
-        name = definition["field"]
+    for facet in facets:
+        name = facet.field
         counts = raw.get(name)
-        if definition.get("type") == "range":
-            ranges = definition.get("ranges") or []
-            values = counts if isinstance(counts, list) else [0] * len(ranges)
+        if facet.type == "range":
+            values = counts if isinstance(counts, list) else [0] * len(facet.ranges)
             out[name] = [
-                {"from": r.get("from"), "to": r.get("to"), "label": r.get("label"), "count": int(c)}
-                for r, c in zip(ranges, values, strict=False)
+                {"from": r.start, "to": r.end, "label": r.label, "count": int(c)}
+                for r, c in zip(facet.ranges, values, strict=False)
             ]
             continue
-        items = list((counts or {}).items()) if isinstance(counts, dict) else list(counts or [])
-        if definition.get("sort") == "alpha":
+        items = list(counts.items()) if isinstance(counts, dict) else []
+        if facet.sort == "alpha":
             items.sort(key=lambda kv: str(kv[0]).lower())
         else:
             items.sort(key=lambda kv: (-int(kv[1]), str(kv[0])))
-        out[name] = [{"value": v, "count": int(c)} for v, c in items[: int(definition.get("size") or 10)]]
+        out[name] = [{"value": v, "count": int(c)} for v, c in items[: facet.size or 10]]
     return out
 
 
-def format_answer(result: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+def format_answer(answer: Answer, facts: AnswerFacts) -> dict[str, Any]:
     return {
-        "hits": [
-            {"id": h["id"], "score": h.get("score"), "document": h.get("document"), "highlights": h.get("highlights") or {}}
-            for h in result.get("hits", [])
-        ],
-        "total": int(result.get("total", 0)),
-        "page": facts["page"],
-        "perPage": facts["perPage"],
-        "facets": format_facets(result.get("facets") or {}, facts["facetDefs"]),
-        "sort": facts["sort"],
+        "hits": [{"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights}
+                 for h in answer.hits],
+        "total": answer.total,
+        "page": facts.page,
+        "perPage": facts.per_page,
+        "facets": format_facets(answer.facets, facts.facets),
+        "sort": facts.sort,
         "appliedRules": [],
     }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -26,15 +27,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from control_plane.db import isoformat, utcnow
 from control_plane.document import service as documents
 from control_plane.document.models import Document, ReplaceSession, StagedDocument
-from control_plane.document.sync import Source, catch_up
+from control_plane.document.repository import row_source
 from control_plane.index.feed_fetch import FeedError, download
 from control_plane.index.models import Index
 from control_plane.index.service import check_feed_url, feed_source_url
-from control_plane.index.shards import ShardBridge, spec_for
+from control_plane.shard import ShardBridge, catch_up
 from control_plane.task import queue
+from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.task.queue import TaskFailed, TaskRetry
-from control_plane.task.runner import TaskContext, register_maintenance, register_task_handler
+from control_plane.task.registry import TaskContext, register_maintenance, register_task_type
 from shared.errors import ServiceError
 
 log = logging.getLogger("shopsearch.tasks")
@@ -57,15 +59,16 @@ def sync_serving(ctx: TaskContext, target: int | None = None, rejected: list[dic
     ``rejected`` collects the documents the engine refused (see ``sync.catch_up``)."""
     index = _load_index(ctx.sessions, ctx.claim.index_id)
     generation = index.serving_generation
-    ctx.bridge.ensure_open(spec_for(index, generation, index.serving_mapping))
+    ctx.bridge.open(index.shard_spec())
     target = index.seq if target is None else target
 
     def checkpoint(done: int, upto: int) -> None:
         ctx.checkpoint()
 
     low = catch_up(
-        ctx.sessions, ctx.bridge, index_id=index.id, generation=generation, shards=index.shards,
-        upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint, rejected=rejected,
+        ctx.bridge, row_source(ctx.sessions, index.id), index_id=index.id, generation=generation,
+        shards=index.shards, upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint,
+        rejected=rejected,
     )
     if any(seq < target for seq in low.values()):
         raise TaskRetry(f"shards of {index.id} are behind {target}: {low}")
@@ -94,7 +97,7 @@ def _document_task(ctx: TaskContext) -> None:
 
 
 for _type in ("documents.upsert", "documents.delete", "documents.flush"):
-    register_task_handler(_type, _document_task)
+    register_task_type(_type, _document_task)
 
 
 # --------------------------------------------------------------------------- rebuilds
@@ -129,13 +132,14 @@ def _build(ctx: TaskContext, session_id: str | None) -> tuple[Index, int, dict[s
     generation = int(payload["generation"])
     mapping = payload["buildMapping"]
     upto = int(payload["upto"])
-    ctx.bridge.ensure_open(spec_for(index, generation, mapping))
+    ctx.bridge.open(index.shard_spec(generation, mapping))
+
     def checkpoint(done: int, total: int) -> None:
         ctx.progress(done, total)
 
     low = catch_up(
-        ctx.sessions, ctx.bridge, index_id=index.id, generation=generation, shards=index.shards, upto=upto,
-        flush_seq=0, source=Source(index.id, session_id), checkpoint=checkpoint,
+        ctx.bridge, row_source(ctx.sessions, index.id, session_id), index_id=index.id, generation=generation,
+        shards=index.shards, upto=upto, checkpoint=checkpoint,
     )
     if any(seq < upto for seq in low.values()):
         raise TaskRetry(f"generation {generation} of {index.id} is behind {upto}: {low}")
@@ -177,9 +181,8 @@ def _swap(
         else:
             details["indexed"] = index.document_count
         queue.finish(db, claim, "succeeded", details=details)
-    ctx.bridge.forget(claim.index_id, old)
     if old != generation:
-        ctx.bridge.submit("drop", claim.index_id, old, delay=SWAP_DROP_DELAY)
+        ctx.bridge.drop(claim.index_id, old, delay=SWAP_DROP_DELAY)
     return {"status": "succeeded"}
 
 
@@ -222,8 +225,7 @@ def _cleanup_build(ctx: TaskContext) -> None:
                 session.status = "failed"
             db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
     if generation is not None:
-        ctx.bridge.forget(ctx.claim.index_id, int(generation))
-        ctx.bridge.submit("drop", ctx.claim.index_id, int(generation))
+        ctx.bridge.drop(ctx.claim.index_id, int(generation))
 
 
 def _reindex(ctx: TaskContext) -> dict[str, Any]:
@@ -245,9 +247,9 @@ def _replace_commit(ctx: TaskContext) -> dict[str, Any]:
     return _swap(ctx, generation, build_mapping, session_id, int(ctx.claim.payload["upto"]))
 
 
-register_task_handler("index.reindex", _reindex, _cleanup_build)
-register_task_handler("mapping.update", _reindex, _cleanup_build)
-register_task_handler("replace.commit", _replace_commit, _cleanup_build)
+register_task_type("index.reindex", _reindex, _cleanup_build)
+register_task_type("mapping.update", _reindex, _cleanup_build)
+register_task_type("replace.commit", _replace_commit, _cleanup_build)
 
 
 # --------------------------------------------------------------------------- feed sync
@@ -373,7 +375,7 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
     return result
 
 
-register_task_handler("feed.sync", _feed_sync, _cleanup_build)
+register_task_type("feed.sync", _feed_sync, _cleanup_build)
 
 
 # --------------------------------------------------------------------------- maintenance
@@ -384,10 +386,6 @@ def _expire_sessions(sessions: sessionmaker[Session], _bridge: ShardBridge) -> N
 
 
 def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> None:
-    from datetime import datetime, timedelta
-
-    from control_plane.task import service as tasks
-
     now = utcnow()
     with sessions.begin() as db:
         for index in db.scalars(select(Index).where(Index.feed.is_not(None))):

@@ -19,14 +19,20 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.epochs import bump_index_epoch
-from control_plane.index.shards import ShardBridge
+from control_plane.shard import ShardBridge
 from control_plane.sharedstate import SharedState, make_shared_state
-from control_plane.task import queue
+from control_plane.task import (
+    handlers,  # noqa: F401 - registers the built-in task types
+    queue,
+)
 from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
+from control_plane.task.registry import MAINTENANCE, TASK_TYPES, TaskContext
 from control_plane.task.service import add_waker, remove_waker
+from search_workers.host import HostError
 from shared.ids import new_id
 from shared.settings import Settings
 
@@ -34,62 +40,6 @@ log = logging.getLogger("shopsearch.tasks")
 
 MAX_ATTEMPTS = 50
 MAINTENANCE_SECONDS = 30.0
-
-
-class TaskContext:
-    """What a handler gets: the claim, the database, the shards, and checkpoints."""
-
-    def __init__(self, runner: TaskRunner, claim: Claim) -> None:
-        self.runner = runner
-        self.claim = claim
-        self.sessions = runner.sessions
-        self.bridge = runner.bridge
-        self.settings = runner.settings
-        self._last_renew = time.monotonic()
-
-    @property
-    def details(self) -> dict[str, Any]:
-        return self.claim.details
-
-    @property
-    def payload(self) -> dict[str, Any]:
-        return self.claim.payload
-
-    def checkpoint(self, force: bool = False) -> None:
-        """Renew the lease when due (raises LeaseLost) and stop if cancellation was requested."""
-        now = time.monotonic()
-        if not force and now - self._last_renew < min(1.0, self.claim.lease_seconds / 4):
-            return
-        self._last_renew = now
-        if queue.renew(self.sessions, self.claim, details=dict(self.claim.details)):
-            raise TaskCanceled(self.claim.id)
-        hook = self.runner.checkpoint_hook
-        if hook is not None:
-            hook(self)
-
-    def progress(self, done: int, total: int) -> None:
-        self.claim.details["progress"] = round(min(1.0, done / total), 4) if total else 1.0
-        self.checkpoint()
-
-
-Handler = Callable[[TaskContext], dict[str, Any] | None]
-HANDLERS: dict[str, Handler] = {}
-# Called when a handler is canceled or fails, to undo partial work (drop a half-built generation).
-CLEANUPS: dict[str, Callable[[TaskContext], None]] = {}
-MAINTENANCE: list[Callable[[sessionmaker[Session], ShardBridge], None]] = []
-
-
-def register_task_handler(
-    task_type: str, handler: Handler, cleanup: Callable[[TaskContext], None] | None = None
-) -> None:
-    HANDLERS[task_type] = handler
-    if cleanup is not None:
-        CLEANUPS[task_type] = cleanup
-
-
-def register_maintenance(fn: Callable[[sessionmaker[Session], ShardBridge], None]) -> None:
-    if fn not in MAINTENANCE:
-        MAINTENANCE.append(fn)
 
 
 class TaskRunner:
@@ -106,8 +56,6 @@ class TaskRunner:
         maintenance: bool = True,
         state: SharedState | None = None,
     ) -> None:
-        from control_plane.task import handlers  # noqa: F401 - registers the built-in handlers
-
         self.sessions = sessions
         self.bridge = bridge
         self.settings = settings
@@ -239,6 +187,11 @@ class TaskRunner:
         except Exception:  # noqa: BLE001 - answers then live until their TTL; never fail the runner
             log.warning("bumping the epoch of index %s failed", claim.index_id, exc_info=True)
 
+    def _on_checkpoint(self, ctx: TaskContext) -> None:
+        hook = self.checkpoint_hook  # read at each checkpoint: tests set it while a task runs
+        if hook is not None:
+            hook(ctx)
+
     def claim(self, exclude: set[str] | None = None) -> Claim | None:
         """Claim one task (tests and tools)."""
         return queue.claim_next(self.sessions, self.owner, self.lease_seconds, exclude)
@@ -257,8 +210,9 @@ class TaskRunner:
             self._bump_epoch(claim)
 
     def _run_claim(self, claim: Claim) -> str:
-        ctx = TaskContext(self, claim)
-        handler = HANDLERS.get(claim.type)
+        ctx = TaskContext(claim, self.sessions, self.bridge, self.settings, self._on_checkpoint)
+        task_type = TASK_TYPES.get(claim.type)
+        handler = None if task_type is None else task_type.handler
         try:
             if handler is None:
                 raise TaskFailed("INTERNAL", f"No handler for task type {claim.type}")
@@ -308,7 +262,8 @@ class TaskRunner:
         return "processing"
 
     def _cleanup(self, ctx: TaskContext) -> None:
-        cleanup = CLEANUPS.get(ctx.claim.type)
+        task_type = TASK_TYPES.get(ctx.claim.type)
+        cleanup = None if task_type is None else task_type.cleanup
         if cleanup is None:
             return
         try:
@@ -345,17 +300,9 @@ def _final_details(details: dict[str, Any]) -> dict[str, Any]:
 
 
 def _transient(exc: BaseException) -> bool:
-    from search_workers.host import HostError
-
+    """Failures worth a retry: the shard hosts or the database were unreachable."""
     if isinstance(exc, HostError):
         return True
-    try:
-        from sqlalchemy.exc import DBAPIError
-
-        if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-            return True
-        from sqlalchemy.exc import OperationalError
-
-        return isinstance(exc, OperationalError)
-    except ImportError:  # pragma: no cover
-        return False
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, OperationalError)

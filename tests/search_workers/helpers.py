@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from search_workers.routing import shard_for
+from shared.contract import Change
 
 MAPPING: dict[str, Any] = {
     "idField": "id",
@@ -39,37 +40,43 @@ def make_docs(n: int, seed: int = 7) -> list[dict]:
     return docs
 
 
-def upserts(docs: list[dict], first_seq: int = 1) -> list[dict]:
+def upserts(docs: list[dict], first_seq: int = 1) -> list[Change]:
     """One change per document, in a global index sequence (as the documents table numbers them)."""
-    return [{"seq": first_seq + i, "op": "upsert", "id": d["id"], "doc": d} for i, d in enumerate(docs)]
+    return [Change(seq=first_seq + i, op="upsert", id=d["id"], doc=d) for i, d in enumerate(docs)]
 
 
-def by_shard(changes: list[dict], shards: int) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = {s: [] for s in range(shards)}
+def by_shard(changes: list[Change], shards: int) -> dict[int, list[Change]]:
+    out: dict[int, list[Change]] = {s: [] for s in range(shards)}
     for c in changes:
-        if c["op"] == "flush":
+        if c.op == "flush":
             for s in out:
                 out[s].append(c)
         else:
-            out[shard_for(c["id"], shards)].append(c)
+            assert c.id is not None
+            out[shard_for(c.id, shards)].append(c)
     return out
 
 
-async def feed(host, index_id: str, generation: int, shards: int, changes: list[dict],
+async def feed(host, index_id: str, generation: int, shards: int, changes: list[Change],
                after_seq: int) -> dict[int, list[int]]:
-    """One task: ``changes`` (seq after_seq+1 ..) to every shard, also the ones that get none."""
-    through = max([c["seq"] for c in changes], default=after_seq)
+    """One task: ``changes`` (seq after_seq+1 ..) to every shard, and every shard advanced to the
+    last one (also the shards that got none), as ``control_plane.shard.feed.catch_up`` does."""
+    through = max([c.seq for c in changes], default=after_seq)
     out = {}
     for s, mine in by_shard(changes, shards).items():
-        out[s] = await host.apply(index_id, generation, s, mine, after_seq=after_seq, through_seq=through)
+        if not mine or mine[-1].seq < through:
+            mine = [*mine, Change(seq=through, op="advance")]
+        out[s] = await host.apply(index_id, generation, s, mine, after_seq=after_seq)
     return out
 
 
-async def refeed(host, index_id: str, generation: int, shards: int, source: list[dict], target_seq: int) -> list:
+async def refeed(host, index_id: str, generation: int, shards: int, source: list[Change], target_seq: int) -> list:
     """The control plane's catch-up from the database (``source`` stands in for it)."""
     todo = await host.missing(index_id, generation, target_seq)
     per_shard = by_shard(source, shards)
     for s, from_seq in todo:
-        mine = [c for c in per_shard[s] if c["seq"] > from_seq]
-        await host.apply(index_id, generation, s, mine, after_seq=from_seq, through_seq=target_seq)
+        mine = [c for c in per_shard[s] if c.seq > from_seq]
+        if not mine or mine[-1].seq < target_seq:
+            mine.append(Change(seq=target_seq, op="advance"))
+        await host.apply(index_id, generation, s, mine, after_seq=from_seq)
     return todo

@@ -8,16 +8,19 @@ import threading
 
 import pytest
 
-from search_workers.engine import EngineError, MappingError
-from search_workers.host import ShardNotOpen, ShardSpec, make_host
+from control_plane.shard import ShardBridge
+from search_workers.engine import EngineError, MappingError, ShardBusy
+from search_workers.host import ShardNotOpen, make_host
 from search_workers.local import LocalHost
 from search_workers.routing import shard_for
+from shared.contract import Change, ShardSpec
 from shared.settings import Settings
+from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, by_shard, feed, make_docs, refeed, upserts
 
 DOCS = make_docs(300)
 SOURCE = upserts(DOCS)
-LAST = SOURCE[-1]["seq"]
+LAST = SOURCE[-1].seq
 
 
 @pytest.fixture
@@ -39,7 +42,7 @@ async def test_make_host_without_ray_address_serves_shards_in_process(tmp_path):
     await host.open(ShardSpec("idx_m", 1, 2, 1, MAPPING, "en"))
     seqs = await feed(host, "idx_m", 1, 2, SOURCE, after_seq=0)
     assert seqs == {0: [LAST], 1: [LAST]}
-    assert (await host.search("idx_m", 1, {"q": "", "limit": 0}))["total"] == len(DOCS)
+    assert (await host.search("idx_m", 1, Q({"q": "", "limit": 0}))).total == len(DOCS)
     assert await host.get("idx_m", 1, DOCS[42]["id"]) == DOCS[42]
     assert sorted(p.name for p in (tmp_path / "shards" / "idx_m" / "g1").iterdir()) == ["s0r0", "s1r0"]
     await host.close()
@@ -56,10 +59,10 @@ async def test_documents_land_on_their_shard_and_every_replica(hosts, tmp_path):
 
 
 QUERIES = [
-    {"q": "", "sort": ["price:asc"], "limit": 25},
-    {"q": "", "sort": ["brand:desc", "price:asc"], "limit": 10, "offset": 40},
-    {"q": "", "sort": ["stock:desc", "price:desc"], "limit": 300},
-    {"q": "red", "sort": ["price:asc"], "limit": 30, "filters": {"price": {"lt": 100}}},
+    Q({"q": "", "sort": ["price:asc"], "limit": 25}),
+    Q({"q": "", "sort": ["brand:desc", "price:asc"], "limit": 10, "offset": 40}),
+    Q({"q": "", "sort": ["stock:desc", "price:desc"], "limit": 300}),
+    Q({"q": "red", "sort": ["price:asc"], "limit": 30, "filters": {"price": {"lt": 100}}}),
 ]
 
 
@@ -68,39 +71,39 @@ async def test_sorted_search_matches_a_single_shard(hosts, query):
     sharded, single = hosts
     a = await sharded.search("idx_a", 1, query)
     b = await single.search("idx_a", 1, query)
-    assert a["total"] == b["total"] > 0
-    assert [h["id"] for h in a["hits"]] == [h["id"] for h in b["hits"]]
-    assert a["partial"] is False
+    assert a.total == b.total > 0
+    assert [h.id for h in a.hits] == [h.id for h in b.hits]
+    assert a.partial is False
 
 
 async def test_facets_and_totals_match_a_single_shard(hosts):
     sharded, single = hosts
-    query = {"q": "shoe", "operator": "or", "limit": 5,
-             "facets": [{"field": "brand", "size": 4}, {"field": "tags", "sort": "alpha"},
-                        {"field": "price", "type": "range", "ranges": [{"to": 50}, {"from": 50, "to": 150}, {"from": 150}]}],
-             "filters": {"brand": ["Acme", "Bolt"]}}
+    query = Q({"q": "shoe", "operator": "or", "limit": 5,
+               "facets": [{"field": "brand", "size": 4}, {"field": "tags", "sort": "alpha"},
+                          {"field": "price", "type": "range", "ranges": [{"to": 50}, {"from": 50, "to": 150}, {"from": 150}]}],
+               "filters": {"brand": ["Acme", "Bolt"]}})
     a = await sharded.search("idx_a", 1, query)
     b = await single.search("idx_a", 1, query)
-    assert a["total"] == b["total"] > 0
-    assert a["facets"]["price"] == b["facets"]["price"]
-    assert sum(a["facets"]["price"]) == a["total"]
-    assert len(a["facets"]["brand"]) == 4  # disjunctive: other brands counted too, cut to size
-    assert a["facets"]["brand"] == dict(sorted(b["facets"]["brand"].items(), key=lambda kv: (-kv[1], kv[0]))[:4])
-    assert list(a["facets"]["tags"]) == sorted(a["facets"]["tags"])
-    assert a["facets"]["tags"] == b["facets"]["tags"]
+    assert a.total == b.total > 0
+    assert a.facets["price"] == b.facets["price"]
+    assert sum(a.facets["price"]) == a.total
+    assert len(a.facets["brand"]) == 4  # disjunctive: other brands counted too, cut to size
+    assert a.facets["brand"] == dict(sorted(b.facets["brand"].items(), key=lambda kv: (-kv[1], kv[0]))[:4])
+    assert list(a.facets["tags"]) == sorted(a.facets["tags"])
+    assert a.facets["tags"] == b.facets["tags"]
 
 
 async def test_relevance_search_pages_without_overlap(hosts):
     sharded, single = hosts
     query = {"q": "blue shoe", "operator": "or"}
-    total = (await single.search("idx_a", 1, {**query, "limit": 0}))["total"]
+    total = (await single.search("idx_a", 1, Q({**query, "limit": 0}))).total
     seen: list[str] = []
     for page in range(0, total, 7):
-        ans = await sharded.search("idx_a", 1, {**query, "offset": page, "limit": 7})
-        assert ans["total"] == total
-        seen += [h["id"] for h in ans["hits"]]
+        ans = await sharded.search("idx_a", 1, Q({**query, "offset": page, "limit": 7}))
+        assert ans.total == total
+        seen += [h.id for h in ans.hits]
     assert len(seen) == len(set(seen)) == total
-    scores = {h["id"]: h["score"] for h in (await sharded.search("idx_a", 1, {**query, "limit": 500}))["hits"]}
+    scores = {h.id: h.score for h in (await sharded.search("idx_a", 1, Q({**query, "limit": 500}))).hits}
     assert [scores[i] for i in seen] == sorted(scores.values(), reverse=True)
 
 
@@ -114,25 +117,25 @@ async def test_get_reads_the_owning_shard(hosts):
 async def test_deletes_and_updates_by_sequence(hosts):
     sharded, _ = hosts
     target = DOCS[5]
-    changes = [{"seq": LAST + 1, "op": "delete", "id": target["id"]},
-               {"seq": LAST + 2, "op": "upsert", "id": DOCS[6]["id"], "doc": {**DOCS[6], "title": "zebra hat"}}]
+    changes = [Change(seq=LAST + 1, op="delete", id=target["id"]),
+               Change(seq=LAST + 2, op="upsert", id=DOCS[6]["id"], doc={**DOCS[6], "title": "zebra hat"})]
     seqs = await feed(sharded, "idx_a", 1, 3, changes, after_seq=LAST)
     assert seqs == {s: [LAST + 2, LAST + 2] for s in range(3)}  # also the shards that got nothing
     assert await sharded.get("idx_a", 1, target["id"]) is None
-    ans = await sharded.search("idx_a", 1, {"q": "zebra"})
-    assert [h["id"] for h in ans["hits"]] == [DOCS[6]["id"]]
+    ans = await sharded.search("idx_a", 1, Q({"q": "zebra"}))
+    assert [h.id for h in ans.hits] == [DOCS[6]["id"]]
     # replay is harmless
     await feed(sharded, "idx_a", 1, 3, changes, after_seq=LAST)
-    assert (await sharded.search("idx_a", 1, {"q": "", "limit": 0}))["total"] == 299
+    assert (await sharded.search("idx_a", 1, Q({"q": "", "limit": 0}))).total == 299
 
 
 async def test_engine_errors_reach_the_caller(hosts):
     sharded, _ = hosts
     with pytest.raises(EngineError) as err:
-        await sharded.search("idx_a", 1, {"q": "x", "sort": ["title:asc"]})
+        await sharded.search("idx_a", 1, Q({"q": "x", "sort": ["title:asc"]}))
     assert err.value.code == "FIELD_NOT_SORTABLE"
     with pytest.raises(ShardNotOpen):
-        await sharded.search("idx_a", 2, {"q": "x"})
+        await sharded.search("idx_a", 2, Q({"q": "x"}))
     with pytest.raises(MappingError):
         await sharded.open(ShardSpec("idx_b", 1, 1, 1, {"fields": {"x": {"type": "nope"}}}, "en"))
 
@@ -149,14 +152,14 @@ async def test_lost_replica_files_are_rebuilt_and_search_avoids_the_empty_replic
     sharded._replicas[("idx_a", 1, 1, 0)] = await sharded._run(ShardReplica, path, MAPPING, "en")
     assert (await sharded.applied_seqs("idx_a", 1))[1] == [0, LAST]
     # a task arriving now is refused by the empty replica instead of leaving a gap
-    change = [{"seq": LAST + 1, "op": "upsert", "id": "new1", "doc": {"id": "new1", "title": "new item"}}]
+    change = [Change(seq=LAST + 1, op="upsert", id="new1", doc={"id": "new1", "title": "new item"})]
     seqs = await feed(sharded, "idx_a", 1, 3, change, after_seq=LAST)
     assert seqs[1] == [0, LAST + 1]
     # searches and gets keep seeing the whole catalog: the stale replica is skipped
     in_shard_1 = next(d for d in DOCS if shard_for(d["id"], 3) == 1)
     for _ in range(4):  # round-robin: every replica gets asked first at some point
-        ans = await sharded.search("idx_a", 1, {"q": "", "limit": 0})
-        assert ans["total"] == 301 and ans["partial"] is False
+        ans = await sharded.search("idx_a", 1, Q({"q": "", "limit": 0}))
+        assert ans.total == 301 and ans.partial is False
     for _ in range(4):
         assert await sharded.get("idx_a", 1, in_shard_1["id"]) == in_shard_1
     assert await sharded.missing("idx_a", 1, LAST + 1) == [(1, 0)]
@@ -174,11 +177,11 @@ async def test_single_replica_stale_answer_is_flagged_partial(tmp_path):
     from search_workers.replica import ShardReplica
 
     host._replicas[("idx_p", 1, 0, 0)] = ShardReplica(rep.path, MAPPING, "en")
-    ans = await host.search("idx_p", 1, {"q": "", "limit": 0})
-    assert ans["partial"] is True and ans["total"] == len(by_shard(SOURCE[:50], 2)[1])
+    ans = await host.search("idx_p", 1, Q({"q": "", "limit": 0}))
+    assert ans.partial is True and ans.total == len(by_shard(SOURCE[:50], 2)[1])
     await refeed(host, "idx_p", 1, 2, SOURCE[:50], 50)
-    ans = await host.search("idx_p", 1, {"q": "", "limit": 0})
-    assert ans["partial"] is False and ans["total"] == 50
+    ans = await host.search("idx_p", 1, Q({"q": "", "limit": 0}))
+    assert ans.partial is False and ans.total == 50
     await host.close()
 
 
@@ -192,12 +195,12 @@ async def test_reopen_after_restart_keeps_data_and_drop_removes_files(tmp_path):
     host = LocalHost(tmp_path)
     await host.open(spec)
     assert await host.applied_seqs("idx_r", 3) == {0: [40], 1: [40]}
-    assert (await host.search("idx_r", 3, {"limit": 0}))["total"] == 40
+    assert (await host.search("idx_r", 3, Q({"limit": 0}))).total == 40
     await host.open(ShardSpec("idx_r", 4, 1, 1, MAPPING, "en"))
     await host.drop("idx_r", 3)
     assert not (tmp_path / "idx_r" / "g3").exists() and (tmp_path / "idx_r" / "g4").exists()
     with pytest.raises(ShardNotOpen):
-        await host.search("idx_r", 3, {})
+        await host.search("idx_r", 3, Q({}))
     await host.drop_index("idx_r")
     assert not (tmp_path / "idx_r").exists()
     assert await host.healthy()
@@ -234,13 +237,13 @@ async def test_engine_calls_do_not_block_the_event_loop(tmp_path):
     await host.close()
 
 
-@pytest.mark.parametrize("query", QUERIES + [{"q": "red", "facets": [{"field": "brand", "type": "terms"}], "limit": 20}])
+@pytest.mark.parametrize("query", QUERIES + [Q({"q": "red", "facets": [{"field": "brand", "type": "terms"}], "limit": 20})])
 async def test_search_now_answers_like_the_async_fan_out(hosts, query):
     sharded, _ = hosts
     expected = await sharded.search("idx_a", 1, query)
     now = await asyncio.to_thread(sharded.search_now, "idx_a", 1, query)
-    assert [h["id"] for h in now["hits"]] == [h["id"] for h in expected["hits"]]
-    assert now["total"] == expected["total"] and now["facets"] == expected["facets"]
+    assert [h.id for h in now.hits] == [h.id for h in expected.hits]
+    assert now.total == expected.total and now.facets == expected.facets
     with pytest.raises(ShardNotOpen):
         sharded.search_now("idx_missing", 1, query)
 
@@ -248,11 +251,8 @@ async def test_search_now_answers_like_the_async_fan_out(hosts, query):
 async def test_a_busy_shard_is_waited_for_on_a_thread_not_on_the_loop(hosts, tmp_path):
     """While a shard's memory is being updated, ``search_now(wait=False)`` refuses at once and the
     bridge waits on a thread: the event loop keeps running, and the answer is the full one."""
-    from control_plane.index.shards import ShardBridge
-    from search_workers.engine import ShardBusy
-
     sharded, _ = hosts
-    query = {"q": "red", "limit": 10}
+    query = Q({"q": "red", "limit": 10})
     expected = sharded.search_now("idx_a", 1, query)
     engines = [sharded._replicas[("idx_a", 1, 1, r)].engine for r in (0, 1)]  # both replicas of shard 1
     held, release = threading.Event(), threading.Event()
@@ -277,8 +277,8 @@ async def test_a_busy_shard_is_waited_for_on_a_thread_not_on_the_loop(hosts, tmp
         assert not pending.done() and ticks == 5  # the loop ran while the search waited
         release.set()
         answer = await asyncio.wait_for(pending, 10)
-        assert [h["id"] for h in answer["hits"]] == [h["id"] for h in expected["hits"]]
-        assert answer["total"] == expected["total"]
+        assert [h.id for h in answer.hits] == [h.id for h in expected.hits]
+        assert answer.total == expected.total
     finally:
         release.set()
         holder.join(5)

@@ -12,12 +12,13 @@ import ray
 from ray.cluster_utils import Cluster
 
 from search_workers.actors.ray_host import RayHost
-from search_workers.host import ShardSpec
+from shared.contract import ShardSpec
+from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
 
 DOCS = make_docs(240, seed=5)
 SOURCE = upserts(DOCS)
-LAST = SOURCE[-1]["seq"]
+LAST = SOURCE[-1].seq
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +53,8 @@ async def test_replicas_spread_over_nodes_and_survive_kills(cluster, tmp_path):
         async def loop() -> None:
             while not stop.is_set():
                 try:
-                    ans = await host.search("idx_c", 1, {"q": "", "limit": 5, "facets": ["brand"]})
-                    results.append((ans["total"], sum(ans["facets"]["brand"].values())))
+                    ans = await host.search("idx_c", 1, Q({"q": "", "limit": 5, "facets": ["brand"]}))
+                    results.append((ans.total, sum(ans.facets["brand"].values())))
                 except Exception as exc:
                     results.append(exc)
                 await asyncio.sleep(0.02)

@@ -13,14 +13,16 @@ import ray
 from search_workers.actors.factory import actor_name, parse_actor_name
 from search_workers.actors.ray_host import RayHost
 from search_workers.engine import EngineError
-from search_workers.host import ShardNotOpen, ShardSpec
+from search_workers.host import ShardNotOpen
 from search_workers.local import LocalHost
 from search_workers.routing import shard_for
+from shared.contract import ShardSpec
+from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
 
 DOCS = make_docs(200, seed=11)
 SOURCE = upserts(DOCS)
-LAST = SOURCE[-1]["seq"]
+LAST = SOURCE[-1].seq
 
 
 @pytest.fixture(scope="module")
@@ -74,22 +76,22 @@ async def test_ray_host_end_to_end(host, tmp_path, namespace):
     reference = LocalHost(tmp_path / "ref")
     await reference.open(ShardSpec("idx_ray", 1, 1, 1, MAPPING, "en"))
     await feed(reference, "idx_ray", 1, 1, SOURCE, after_seq=0)
-    query = {"q": "", "sort": ["price:desc"], "limit": 15, "offset": 10, "facets": ["brand"]}
+    query = Q({"q": "", "sort": ["price:desc"], "limit": 15, "offset": 10, "facets": ["brand"]})
     got, want = await host.search("idx_ray", 1, query), await reference.search("idx_ray", 1, query)
-    assert [h["id"] for h in got["hits"]] == [h["id"] for h in want["hits"]]
-    assert got["total"] == want["total"] == 200 and got["facets"] == want["facets"]
+    assert [h.id for h in got.hits] == [h.id for h in want.hits]
+    assert got.total == want.total == 200 and got.facets == want.facets
     await reference.close()
 
     assert await host.get("idx_ray", 1, DOCS[17]["id"]) == DOCS[17]
     with pytest.raises(EngineError) as err:
-        await host.search("idx_ray", 1, {"q": "x", "filters": {"title": "x"}})
+        await host.search("idx_ray", 1, Q({"q": "x", "filters": {"title": "x"}}))
     assert err.value.code.startswith("FIELD_NOT")
     with pytest.raises(ShardNotOpen):
-        await host.search("idx_ray", 9, {})
+        await host.search("idx_ray", 9, Q({}))
 
     # another process (another host object) finds the actors by name
     other = RayHost(tmp_path / "shards", namespace=namespace, detached=False)
-    assert (await other.search("idx_ray", 1, {"limit": 0}))["total"] == 200
+    assert (await other.search("idx_ray", 1, Q({"limit": 0}))).total == 200
     assert await other.healthy()
 
     await host.drop("idx_ray", 1)
@@ -100,8 +102,8 @@ async def test_ray_host_end_to_end(host, tmp_path, namespace):
 async def _search_loop(host, index_id, stop: asyncio.Event, results: list):
     while not stop.is_set():
         try:
-            ans = await host.search(index_id, 1, {"q": "", "limit": 3})
-            results.append((ans["total"], ans["partial"]))
+            ans = await host.search(index_id, 1, Q({"q": "", "limit": 3}))
+            results.append((ans.total, ans.partial))
         except Exception as exc:  # recorded, asserted on by the test
             results.append(exc)
         await asyncio.sleep(0.02)

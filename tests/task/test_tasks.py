@@ -4,7 +4,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from control_plane.document import sync
+from control_plane.shard import feed
 from control_plane.task import queue
 from control_plane.task.models import Task
 from control_plane.task.queue import LeaseLost
@@ -61,11 +61,11 @@ class KillingBridge:
         self._bridge = bridge
         self._left = after
 
-    def apply_many(self, *args, **kwargs):
+    def apply(self, *args, **kwargs):
         if self._left <= 0:
             raise Killed()
         self._left -= 1
-        return self._bridge.apply_many(*args, **kwargs)
+        return self._bridge.apply(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._bridge, name)
@@ -76,7 +76,7 @@ def test_runner_killed_mid_task_is_resumed(app, client, monkeypatch):
     bridge = runtime.extras["shards"]
     tenant = make_tenant(app)
     index = create_index(client, tenant, shards=2)
-    monkeypatch.setattr(sync, "PAGE_ROWS", 10)
+    monkeypatch.setattr(feed, "PAGE_ROWS", 10)
     with runtime.extras["task_runner"].paused():
         response = client.post(tenant.url(index["id"], "/documents"), json=products(60), headers=tenant.headers)
         task_id = response.json()["taskId"]

@@ -1,0 +1,16 @@
+"""The one door from the control plane to the shard hosts (``search_workers``).
+
+* :mod:`.bridge` - :class:`ShardBridge`: the process's shard host on its own loop; open, drop,
+  read sequences, apply changes, search. Host methods are called directly and typed.
+* :mod:`.feed` - :func:`catch_up`: feed a generation from change rows up to a sequence.
+* :mod:`.serving` - :func:`search_serving`: search the serving generation, errors as the API's.
+
+It takes ids, :class:`~shared.contract.ShardSpec`\\ s and row sources, never domain models; what
+crosses to the shards and back is the typed contract of :mod:`shared.contract`.
+"""
+
+from .bridge import DROP_DELAY_S, ShardBridge, close_shard_bridge, shard_bridge
+from .feed import ChangeRow, RowSource, catch_up
+from .serving import search_serving
+
+__all__ = ["DROP_DELAY_S", "ChangeRow", "RowSource", "ShardBridge", "catch_up", "close_shard_bridge", "search_serving", "shard_bridge"]
