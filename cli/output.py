@@ -51,12 +51,10 @@ def table(
     show_header: bool = True,
 ) -> Table:
     """A table; the columns named in ``ids`` are never cut (never wrapped or shortened with an ellipsis)."""
-    rows = [list(row) for row in rows]
     out = Table(title=title, show_header=show_header)
-    for i, header in enumerate(headers):
-        if header in ids:
-            widest = max((len(row[i]) for row in rows), default=0)
-            out.add_column(header, no_wrap=True, overflow="fold", min_width=max(widest, len(header)))
+    for header in headers:
+        if header in ids:  # the other columns give way first; only a console narrower than the ids crops
+            out.add_column(header, no_wrap=True, overflow="fold")
         else:
             out.add_column(header)
     for row in rows:

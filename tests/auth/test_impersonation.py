@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -86,7 +87,16 @@ def test_impersonation_end_to_end(app, issue_code):
 def test_cli_refuses_an_unknown_organization(issue_code):
     result = issue_code("org_does_not_exist")
     assert result.exit_code == 1
-    assert result.stdout == ""
+    assert result.stdout == "" and result.stderr.startswith("error:")
+
+
+def test_cli_prints_the_code_as_json(app, issue_code):
+    owner = make_account(app)
+    result = issue_code(owner.org_id, "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["expiresInSeconds"] == 600
+    assert new_client(app).post("/v1/auth/impersonate", json={"code": answer["code"]}).status_code == 200
 
 
 def test_only_the_codes_hash_is_stored(app, issue_code):

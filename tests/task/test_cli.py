@@ -22,9 +22,16 @@ def test_tasks_and_reindex_commands(app, client, monkeypatch):
     assert table.exit_code == 0 and "taskId" in table.output
     waited = runner.invoke(cli_app, ["tasks", "wait", task["taskId"]])
     assert waited.exit_code == 0 and "succeeded" in waited.output
+    waited = runner.invoke(cli_app, ["tasks", "wait", task["taskId"], "--json"])
+    assert waited.exit_code == 0 and json.loads(waited.stdout)["status"] == "succeeded"
     assert runner.invoke(cli_app, ["tasks", "wait", "tsk_missing"]).exit_code == 1
     reindexed = runner.invoke(cli_app, ["index", "reindex", tenant.project_id, index["id"], "--wait", "--json"])
     assert reindexed.exit_code == 0, reindexed.output
     assert '"status": "succeeded"' in reindexed.output
     missing = runner.invoke(cli_app, ["index", "reindex", tenant.project_id, "idx_missing"])
-    assert missing.exit_code == 1
+    assert missing.exit_code == 1 and missing.stderr.startswith("error:") and missing.stdout == ""
+    elsewhere = runner.invoke(cli_app, ["index", "reindex", make_tenant(app).project_id, index["id"]])
+    assert elsewhere.exit_code == 1  # an index is found in its own project only
+    queued = runner.invoke(cli_app, ["index", "reindex", tenant.project_id, index["id"], "--json"])
+    assert queued.exit_code == 0, queued.output
+    assert json.loads(queued.stdout)["taskId"].startswith("tsk_")
