@@ -10,7 +10,7 @@ import typer
 
 from cli.output import notice
 from control_plane.db import make_engine, make_sessionmaker
-from control_plane.index.shards import ShardBridge
+from control_plane.shard import ShardBridge
 from control_plane.task.runner import TaskRunner
 from shared.settings import get_settings
 
