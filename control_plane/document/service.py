@@ -5,17 +5,17 @@ replace sessions and idempotency records. Services flush, never commit.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from control_plane.db import isoformat, utcnow
-from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
+from control_plane.db import utcnow
+from control_plane.document import repository
+from control_plane.document.models import IdempotencyRecord, ReplaceSession
+from control_plane.index import repository as indices
 from control_plane.index.models import Index
 from control_plane.index.service import normalize_mapping, plan_limits_for_project, quota_exceeded
 from control_plane.task import service as tasks
@@ -213,77 +213,40 @@ def validate_ids(items: Any) -> list[str]:
 def reserve_seqs(db: Session, index_id: str, count: int) -> int:
     """Hand out ``count`` sequence numbers; returns the last one. Locks the index row until commit,
     so transactions commit their sequences in order."""
-    db.execute(
-        update(Index)
-        .where(Index.id == index_id)
-        .values(seq=Index.seq + count, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    value = db.scalar(select(Index.seq).where(Index.id == index_id))
-    assert value is not None
-    return int(value)
-
-
-def _insert(db: Session, table: Any) -> Any:
-    dialect = db.get_bind().dialect.name
-    return pg_insert(table) if dialect == "postgresql" else sqlite_insert(table)
-
-
-def upsert_rows(db: Session, index_id: str, docs: list[tuple[str, dict[str, Any]]], last_seq: int) -> None:
-    first = last_seq - len(docs) + 1
-    now = utcnow()
-    rows = [
-        {
-            "index_id": index_id,
-            "doc_id": doc_id,
-            "body": body,
-            "seq": first + i,
-            "shard_hash": shard_hash(doc_id),
-            "deleted": False,
-            "updated_at": now,
-        }
-        for i, (doc_id, body) in enumerate(docs)
-    ]
-    stmt = _insert(db, Document)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Document.index_id, Document.doc_id],
-        set_={
-            "body": stmt.excluded.body,
-            "seq": stmt.excluded.seq,
-            "shard_hash": stmt.excluded.shard_hash,
-            "deleted": stmt.excluded.deleted,
-            "updated_at": stmt.excluded.updated_at,
-        },
-    )
-    for start in range(0, len(rows), 500):
-        db.execute(stmt, rows[start : start + 500])
+    return indices.reserve_seqs(db, index_id, count)
 
 
 def live_count(db: Session, index_id: str) -> int:
-    return int(
-        db.scalar(select(func.count()).select_from(Document).where(Document.index_id == index_id, Document.deleted.is_(False)))
-        or 0
+    return repository.live_count(db, index_id)
+
+
+def upsert_rows(db: Session, index_id: str, docs: list[tuple[str, dict[str, Any]]], last_seq: int) -> None:
+    """Store ``docs`` under the sequences ending at ``last_seq`` (reserved by :func:`reserve_seqs`)."""
+    first = last_seq - len(docs) + 1
+    now = utcnow()
+    repository.upsert_documents(
+        db,
+        [
+            {
+                "index_id": index_id,
+                "doc_id": doc_id,
+                "body": body,
+                "seq": first + i,
+                "shard_hash": shard_hash(doc_id),
+                "deleted": False,
+                "updated_at": now,
+            }
+            for i, (doc_id, body) in enumerate(docs)
+        ],
     )
 
 
 def _check_document_quota(db: Session, index: Index, docs: list[tuple[str, dict[str, Any]]]) -> None:
     limits = plan_limits_for_project(db, index.project_id)
-    if limits is None:
-        return
-    current = live_count(db, index.id)
+    current = repository.live_count(db, index.id)
     if current + len(docs) <= limits.max_documents_per_index:
         return
-    ids = [doc_id for doc_id, _ in docs]
-    existing = 0
-    for start in range(0, len(ids), 500):
-        existing += int(
-            db.scalar(
-                select(func.count())
-                .select_from(Document)
-                .where(Document.index_id == index.id, Document.doc_id.in_(ids[start : start + 500]), Document.deleted.is_(False))
-            )
-            or 0
-        )
+    existing = len(repository.live_ids_among(db, index.id, [doc_id for doc_id, _ in docs]))
     if current + len(docs) - existing > limits.max_documents_per_index:
         raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_documents_per_index} documents per index")
 
@@ -304,31 +267,13 @@ def upload_documents(db: Session, index: Index, items: Any, *, max_bytes: int = 
 
 def delete_documents(db: Session, index: Index, items: Any) -> Task:
     ids = validate_ids(items)
-    existing: list[str] = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        existing.extend(
-            db.scalars(
-                select(Document.doc_id).where(
-                    Document.index_id == index.id, Document.doc_id.in_(chunk), Document.deleted.is_(False)
-                )
-            )
-        )
-    existing_set = set(existing)
-    doomed = [doc_id for doc_id in ids if doc_id in existing_set]
+    existing = set(repository.live_ids_among(db, index.id, ids))
+    doomed = [doc_id for doc_id in ids if doc_id in existing]
     if doomed:
         last = reserve_seqs(db, index.id, len(doomed))
-        first = last - len(doomed) + 1
-        now = utcnow()
-        for i, doc_id in enumerate(doomed):
-            db.execute(
-                update(Document)
-                .where(Document.index_id == index.id, Document.doc_id == doc_id)
-                .values(deleted=True, body=None, seq=first + i, updated_at=now)
-                .execution_options(synchronize_session=False)
-            )
+        repository.tombstone(db, index.id, doomed, first_seq=last - len(doomed) + 1)
     else:
-        last = int(db.scalar(select(Index.seq).where(Index.id == index.id)) or 0)
+        last = indices.current_seq(db, index.id)
     return tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="documents.delete", seq=last,
         details={"received": len(items)}, payload={"deleted": len(doomed)},
@@ -336,12 +281,11 @@ def delete_documents(db: Session, index: Index, items: Any) -> Task:
 
 
 def flush_documents(db: Session, index: Index) -> tuple[Task, int]:
+    """Delete every document; the task and the number of documents there were."""
     seq = reserve_seqs(db, index.id, 1)
-    previous = live_count(db, index.id)
-    db.execute(delete(Document).where(Document.index_id == index.id).execution_options(synchronize_session=False))
-    db.execute(
-        update(Index).where(Index.id == index.id).values(flush_seq=seq).execution_options(synchronize_session=False)
-    )
+    previous = repository.live_count(db, index.id)
+    repository.delete_all_documents(db, index.id)
+    indices.set_flush_seq(db, index.id, seq)
     task = tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="documents.flush", seq=seq,
         details={"previousDocCount": previous},
@@ -350,22 +294,18 @@ def flush_documents(db: Session, index: Index) -> tuple[Task, int]:
 
 
 # --------------------------------------------------------------------------- reads
-def list_documents(db: Session, index: Index, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    query = select(Document.doc_id, Document.body).where(Document.index_id == index.id, Document.deleted.is_(False))
-    if cursor:
-        query = query.where(Document.doc_id > decode_cursor(cursor)[0])
-    rows = list(db.execute(query.order_by(Document.doc_id).limit(limit + 1)))
+def list_documents(db: Session, index: Index, limit: int, cursor: str | None) -> tuple[list[Any], str | None]:
+    after = decode_cursor(cursor)[0] if cursor else None
+    rows = repository.page_bodies(db, index.id, after, limit + 1)
     next_cursor = encode_cursor(rows[limit - 1][0]) if len(rows) > limit else None
-    return [row[1] for row in rows[:limit]], next_cursor
+    return [body for _, body in rows[:limit]], next_cursor
 
 
 def get_document(db: Session, index: Index, doc_id: str) -> dict[str, Any]:
-    body = db.scalar(
-        select(Document.body).where(Document.index_id == index.id, Document.doc_id == doc_id, Document.deleted.is_(False))
-    )
+    body = repository.live_body(db, index.id, doc_id)
     if body is None:
         raise not_found("Document")
-    return body  # type: ignore[no-any-return]
+    return body
 
 
 # --------------------------------------------------------------------------- idempotency
@@ -373,13 +313,26 @@ def body_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def idempotent(
+    db: Session, index_id: str, route: str, key: str | None, body: Any, run: Callable[[], tuple[int, Any]]
+) -> tuple[int, Any]:
+    """``run()``'s ``(status, answer)``, or with an Idempotency-Key the answer first given to that
+    key and body (24 h; 409 for the same key with another body)."""
+    refuse_malformed_json(body)  # before the body is hashed: orjson refuses what it can't encode
+    if not key:
+        return run()
+    digest = body_hash(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+    prior = idempotent_answer(db, index_id, route, key, digest)
+    if prior is not None:
+        return prior
+    status, answer = run()
+    remember_answer(db, index_id, route, key, digest, status, answer)
+    return status, answer
+
+
 def idempotent_answer(db: Session, index_id: str, route: str, key: str, digest: str) -> tuple[int, Any] | None:
     """The stored answer for ``key`` (same body), None when new; 409 when the body differs."""
-    record = db.scalar(
-        select(IdempotencyRecord).where(
-            IdempotencyRecord.index_id == index_id, IdempotencyRecord.route == route, IdempotencyRecord.key == key
-        )
-    )
+    record = repository.idempotency_record(db, index_id, route, key)
     if record is None:
         return None
     if record.created_at < utcnow() - IDEMPOTENCY_TTL:
@@ -402,26 +355,10 @@ def remember_answer(db: Session, index_id: str, route: str, key: str, digest: st
 
 
 def purge_idempotency(db: Session) -> None:
-    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.created_at < utcnow() - IDEMPOTENCY_TTL))
+    repository.purge_idempotency(db, before=utcnow() - IDEMPOTENCY_TTL)
 
 
 # --------------------------------------------------------------------------- replace sessions
-def session_view(session: ReplaceSession) -> dict[str, Any]:
-    status = session.status
-    if status == "open" and session.expires_at <= utcnow():
-        status = "expired"
-    return {
-        "id": session.id,
-        "indexId": session.index_id,
-        "status": status,
-        "documentCount": session.document_count,
-        "mapping": session.mapping,
-        "createdAt": isoformat(session.created_at),
-        "expiresAt": isoformat(session.expires_at),
-        "taskId": session.task_id,
-    }
-
-
 def create_session(db: Session, index: Index, mapping_in: Any, source: str = "api") -> ReplaceSession:
     mapping = None
     if mapping_in is not None:
@@ -438,12 +375,7 @@ def create_session(db: Session, index: Index, mapping_in: Any, source: str = "ap
 
 
 def get_session(db: Session, index: Index, session_id: str, *, lock: bool = False) -> ReplaceSession:
-    query = select(ReplaceSession).where(
-        ReplaceSession.id == session_id, ReplaceSession.index_id == index.id, ReplaceSession.source == "api"
-    )
-    if lock:
-        query = query.with_for_update()
-    session = db.scalar(query)
+    session = repository.get_session(db, index.id, session_id, lock=lock)
     if session is None:
         raise not_found("Replace session")
     return session
@@ -461,40 +393,32 @@ def stage_documents(db: Session, index: Index, session: ReplaceSession, docs: li
         return
     last = reserve_seqs(db, index.id, len(docs))
     first = last - len(docs) + 1
-    rows = [
-        {"session_id": session.id, "doc_id": doc_id, "body": body, "seq": first + i, "shard_hash": shard_hash(doc_id)}
-        for i, (doc_id, body) in enumerate(docs)
-    ]
-    stmt = _insert(db, StagedDocument)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[StagedDocument.session_id, StagedDocument.doc_id],
-        set_={"body": stmt.excluded.body, "seq": stmt.excluded.seq, "shard_hash": stmt.excluded.shard_hash},
+    repository.stage_documents(
+        db,
+        [
+            {"session_id": session.id, "doc_id": doc_id, "body": body, "seq": first + i, "shard_hash": shard_hash(doc_id)}
+            for i, (doc_id, body) in enumerate(docs)
+        ],
     )
-    for start in range(0, len(rows), 500):
-        db.execute(stmt, rows[start : start + 500])
-
-
-def staged_count(db: Session, session_id: str) -> int:
-    return int(db.scalar(select(func.count()).select_from(StagedDocument).where(StagedDocument.session_id == session_id)) or 0)
 
 
 def upload_to_session(
     db: Session, index: Index, session: ReplaceSession, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
-) -> dict[str, Any]:
+) -> ReplaceSession:
     _require_open(db, session)
     docs = validate_documents(items, session.mapping or index.mapping, max_bytes=max_bytes)
     limits = plan_limits_for_project(db, index.project_id)
-    if limits is not None and session.document_count + len(docs) > limits.max_documents_per_index:
-        count = staged_count(db, session.id)
+    if session.document_count + len(docs) > limits.max_documents_per_index:
+        count = repository.staged_count(db, session.id)
         if count + len(docs) > limits.max_documents_per_index:
             raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_documents_per_index} documents per index")
     stage_documents(db, index, session, docs)
     now = utcnow()
-    session.document_count = staged_count(db, session.id)
+    session.document_count = repository.staged_count(db, session.id)
     session.last_activity_at = now
     session.expires_at = now + SESSION_IDLE
     db.flush()
-    return {"received": len(items), "documentCount": session.document_count}
+    return session
 
 
 def commit_session(db: Session, index: Index, session: ReplaceSession) -> Task:
@@ -518,18 +442,18 @@ def abort_session(db: Session, session: ReplaceSession) -> None:
     _require_open(db, session)
     session.status = "aborted"
     session.last_activity_at = utcnow()
-    db.execute(delete(StagedDocument).where(StagedDocument.session_id == session.id))
+    repository.delete_staged(db, session.id)
     db.flush()
 
 
 def expire_session(db: Session, session: ReplaceSession) -> None:
     session.status = "expired"
-    db.execute(delete(StagedDocument).where(StagedDocument.session_id == session.id))
+    repository.delete_staged(db, session.id)
     db.flush()
 
 
 def expire_idle_sessions(db: Session) -> int:
-    rows = list(db.scalars(select(ReplaceSession).where(ReplaceSession.status == "open", ReplaceSession.expires_at <= utcnow())))
+    rows = repository.expired_open_sessions(db, utcnow())
     for session in rows:
         expire_session(db, session)
     return len(rows)

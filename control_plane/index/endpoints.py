@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
@@ -27,9 +26,8 @@ from control_plane.index.schemas import (
     UsageOut,
 )
 from control_plane.shard import DROP_DELAY_S, shard_bridge
-from control_plane.task.models import Task
 from control_plane.usage import usage_by_field
-from control_plane.wire import Cursor, Limit
+from control_plane.wire import DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["indices"])
 
@@ -37,23 +35,23 @@ BASE = "/projects/{project_id}/indices"
 INDEX = BASE + "/{index_id}"
 
 
-@router.get(BASE, summary="List indices", response_model=IndexList)
-def list_indices(access: ProjectRead, db: SessionDep, limit: Limit = 20, cursor: Cursor = None) -> Any:
+@router.get(BASE, summary="List indices")
+def list_indices(access: ProjectRead, db: SessionDep, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> IndexList:
     rows, next_cursor = service.list_indices(db, access, limit, cursor)
-    return {"items": [service.index_view(i) for i in rows], "nextCursor": next_cursor}
+    return IndexList(items=[IndexOut.model_validate(i) for i in rows], next_cursor=next_cursor)
 
 
-@router.post(BASE, status_code=201, summary="Create an index", response_model=IndexOut)
-def create_index(body: IndexCreate, access: ProjectWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
-    index = service.create_index(db, access, body.model_dump())
+@router.post(BASE, status_code=201, summary="Create an index")
+def create_index(body: IndexCreate, access: ProjectWrite, db: SessionDep, runtime: RuntimeDep) -> IndexOut:
+    index = service.create_index(db, access, body)
     spec = index.shard_spec()
     after_commit(db, lambda: shard_bridge(runtime).open(spec))
-    return service.index_view(index)
+    return IndexOut.model_validate(index)
 
 
-@router.get(INDEX, summary="Get an index", response_model=IndexOut)
-def get_index(access: IndexRead, db: SessionDep) -> Any:
-    return service.index_view(service.get_index(db, access, access.index_id))
+@router.get(INDEX, summary="Get an index")
+def get_index(access: IndexRead, db: SessionDep) -> IndexOut:
+    return IndexOut.model_validate(service.get_index(db, access, access.index_id))
 
 
 @router.delete(INDEX, status_code=204, response_class=Response, summary="Delete an index (shard files go in the background)")
@@ -76,41 +74,39 @@ def get_mapping(access: IndexRead, db: SessionDep) -> dict[str, Any]:
     return service.get_index(db, access, access.index_id).mapping
 
 
-@router.put(INDEX + "/mapping", status_code=202, summary="Change the mapping (rebuilds the index)", response_model=TaskAccepted)
-def put_mapping(access: IndexWrite, db: SessionDep, body: Annotated[dict[str, Any], Body()]) -> Any:
+@router.put(INDEX + "/mapping", status_code=202, summary="Change the mapping (rebuilds the index)")
+def put_mapping(access: IndexWrite, db: SessionDep, body: Annotated[dict[str, Any], Body()]) -> TaskAccepted:
     index = service.get_index(db, access, access.index_id, lock=True)
-    task = service.put_mapping(db, access, index, body)
-    return {"taskId": task.id}
+    return TaskAccepted(task_id=service.put_mapping(db, access, index, body).id)
 
 
-@router.get(INDEX + "/mapping/usage", summary="Where each mapping field is used", response_model=UsageOut)
-def mapping_usage(access: IndexRead, db: SessionDep) -> Any:
+@router.get(INDEX + "/mapping/usage", summary="Where each mapping field is used")
+def mapping_usage(access: IndexRead, db: SessionDep) -> UsageOut:
     index = service.get_index(db, access, access.index_id)
-    return {"fields": usage_by_field(db, index)}
+    return UsageOut.model_validate({"fields": usage_by_field(db, index)})
 
 
 # --------------------------------------------------------------------------- facets
-@router.get(INDEX + "/facets", summary="Get the facets", response_model=FacetsOut)
-def get_facets(access: IndexRead, db: SessionDep) -> Any:
-    return {"facets": service.get_index(db, access, access.index_id).facets or []}
+@router.get(INDEX + "/facets", summary="Get the facets")
+def get_facets(access: IndexRead, db: SessionDep) -> FacetsOut:
+    return FacetsOut(facets=service.get_index(db, access, access.index_id).facets or [])
 
 
-@router.put(INDEX + "/facets", summary="Replace the facets", response_model=FacetsOut)
-def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
+@router.put(INDEX + "/facets", summary="Replace the facets")
+def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> FacetsOut:
     index = service.get_index(db, access, access.index_id)
     facets = [f.model_dump(by_alias=True, exclude_none=True) for f in body.facets]
     saved = service.put_facets(db, index, facets)
     index_id = index.id
     after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))  # not before: searches would cache the old facets
-    return {"facets": saved}
+    return FacetsOut(facets=saved)
 
 
 # --------------------------------------------------------------------------- integration
-@router.put(INDEX + "/integration", summary="Connect or update a platform integration (full-access secret key only)",
-            response_model=IntegrationOut)
-def put_integration(body: IntegrationIn, access: IntegrationKey, db: SessionDep) -> Any:
+@router.put(INDEX + "/integration", summary="Connect or update a platform integration (full-access secret key only)")
+def put_integration(body: IntegrationIn, access: IntegrationKey, db: SessionDep) -> IntegrationOut:
     index = service.get_index(db, access, access.index_id)
-    return service.put_integration(db, access, index, body.model_dump(by_alias=True))
+    return IntegrationOut.model_validate(service.put_integration(db, access, index, body.model_dump(by_alias=True)))
 
 
 @router.delete(INDEX + "/integration", status_code=204, response_class=Response, summary="Disconnect the integration")
@@ -120,15 +116,15 @@ def delete_integration(access: IndexWrite, db: SessionDep) -> Response:
 
 
 # --------------------------------------------------------------------------- feed
-@router.get(INDEX + "/feed", summary="Get the data source", response_model=FeedOut)
-def get_feed(access: IndexRead, db: SessionDep) -> Any:
-    return service.feed_view(service.get_index(db, access, access.index_id))
+@router.get(INDEX + "/feed", summary="Get the data source")
+def get_feed(access: IndexRead, db: SessionDep) -> FeedOut:
+    return FeedOut.of(service.get_feed(service.get_index(db, access, access.index_id)))
 
 
-@router.put(INDEX + "/feed", summary="Set the data source", response_model=FeedOut)
-def put_feed(body: FeedIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
+@router.put(INDEX + "/feed", summary="Set the data source")
+def put_feed(body: FeedIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> FeedOut:
     index = service.get_index(db, access, access.index_id)
-    return service.put_feed(db, index, body.model_dump(by_alias=True), runtime.settings)
+    return FeedOut.of(service.put_feed(db, index, body.model_dump(by_alias=True), runtime.settings))
 
 
 @router.delete(INDEX + "/feed", status_code=204, response_class=Response, summary="Remove the data source")
@@ -137,31 +133,21 @@ def delete_feed(access: IndexWrite, db: SessionDep) -> Response:
     return Response(status_code=204)
 
 
-@router.post(INDEX + "/feed/sync", status_code=202, summary="Replace the catalog from the data source now",
-             response_model=TaskAccepted)
-def sync_feed(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
+@router.post(INDEX + "/feed/sync", status_code=202, summary="Replace the catalog from the data source now")
+def sync_feed(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> TaskAccepted:
     index = service.get_index(db, access, access.index_id)
-    return {"taskId": service.sync_feed(db, index, runtime.settings).id}
+    return TaskAccepted(task_id=service.sync_feed(db, index, runtime.settings).id)
 
 
 # --------------------------------------------------------------------------- reindex
-@router.post(INDEX + "/reindex", status_code=202, summary="Rebuild every shard from the stored documents",
-             response_model=TaskAccepted)
-def reindex(access: IndexWrite, db: SessionDep) -> Any:
+@router.post(INDEX + "/reindex", status_code=202, summary="Rebuild every shard from the stored documents")
+def reindex(access: IndexWrite, db: SessionDep) -> TaskAccepted:
     index = service.get_index(db, access, access.index_id, lock=True)
-    return {"taskId": service.reindex(db, index).id}
+    return TaskAccepted(task_id=service.reindex(db, index).id)
 
 
-@router.post(INDEX + "/reindex/cancel", summary="Cancel the enqueued or running reindex", response_model=ReindexCancelOut)
-def cancel_reindex(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
+@router.post(INDEX + "/reindex/cancel", summary="Cancel the enqueued or running reindex")
+def cancel_reindex(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> ReindexCancelOut:
     index = service.get_index(db, access, access.index_id, lock=True)
-    task = service.cancel_reindex(db, index)
-    db.commit()
-    task_pk = task.pk
-    status = task.status
-    deadline = time.monotonic() + 5.0
-    while status == "processing" and time.monotonic() < deadline:
-        time.sleep(0.05)
-        with runtime.sessions() as fresh:
-            status = fresh.get(Task, task_pk).status  # type: ignore[union-attr]
-    return {"taskId": task.id, "status": status}
+    task, status = service.cancel_reindex(db, runtime.sessions, index)
+    return ReindexCancelOut(task_id=task.id, status=status)

@@ -1,13 +1,88 @@
-"""Index rows."""
+"""Index rows. Queries for a tenant's index filter by its project, so another project's id is not found."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from control_plane.db import utcnow
 from control_plane.index.models import Index
+from control_plane.task.models import Task
 
 
 def all_indices(db: Session) -> list[Index]:
     """Every index of every tenant (operator and start-up work, never a request)."""
     return list(db.scalars(select(Index)))
+
+
+def get_index(db: Session, project_id: str, index_id: str, *, lock: bool = False) -> Index | None:
+    """The project's index; ``lock`` holds its row until the transaction ends."""
+    if lock:
+        return db.scalar(
+            select(Index).where(Index.id == index_id, Index.project_id == project_id).with_for_update()
+        )
+    # by primary key: the access dependency loaded it already (identity map, no second query)
+    index = db.get(Index, index_id)
+    return index if index is not None and index.project_id == project_id else None
+
+
+def detached_index(db: Session, index_id: str) -> Index | None:
+    """The index by id, detached from the session (cached by searches across requests)."""
+    index = db.get(Index, index_id)
+    if index is not None:
+        db.expunge(index)
+    return index
+
+
+def list_indices(db: Session, project_id: str, *, only: str | None, after: str | None, limit: int) -> list[Index]:
+    """Up to ``limit`` of the project's indices by id after ``after`` (``only``: that one index)."""
+    query = select(Index).where(Index.project_id == project_id)
+    if only is not None:
+        query = query.where(Index.id == only)
+    if after is not None:
+        query = query.where(Index.id > after)
+    return list(db.scalars(query.order_by(Index.id).limit(limit)))
+
+
+def count_indices(db: Session, project_id: str) -> int:
+    return int(db.scalar(select(func.count()).select_from(Index).where(Index.project_id == project_id)) or 0)
+
+
+def name_taken(db: Session, project_id: str, name: str) -> bool:
+    return db.scalar(select(Index.id).where(Index.project_id == project_id, Index.name == name)) is not None
+
+
+# --------------------------------------------------------------------------- change sequences
+def reserve_seqs(db: Session, index_id: str, count: int) -> int:
+    """Hand out ``count`` sequence numbers; returns the last one. Locks the index row until commit,
+    so transactions commit their sequences in order."""
+    db.execute(
+        update(Index)
+        .where(Index.id == index_id)
+        .values(seq=Index.seq + count, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return current_seq(db, index_id)
+
+
+def current_seq(db: Session, index_id: str) -> int:
+    return int(db.scalar(select(Index.seq).where(Index.id == index_id)) or 0)
+
+
+def set_flush_seq(db: Session, index_id: str, seq: int) -> None:
+    db.execute(
+        update(Index).where(Index.id == index_id).values(flush_seq=seq).execution_options(synchronize_session=False)
+    )
+
+
+# --------------------------------------------------------------------------- reindex tasks
+def request_cancel(db: Session, task: Task) -> None:
+    """Ask the runner holding ``task`` to stop (it checks the flag between batches)."""
+    db.execute(
+        update(Task).where(Task.pk == task.pk).values(cancel_requested=True).execution_options(synchronize_session=False)
+    )
+    db.refresh(task)
+
+
+def task_status(db: Session, task_pk: int) -> str | None:
+    return db.scalar(select(Task.status).where(Task.pk == task_pk))

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from control_plane.wire import RequestModel, Timestamp, WireModel
 
 Language = Literal["en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv"]
-
-
-class RequestModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
 class IndexCreate(RequestModel):
@@ -51,8 +44,13 @@ class IndexOut(WireModel):
     document_count: int
     status: Literal["ready", "reindexing"]
     integration: IntegrationOut | None
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @field_validator("integration", mode="before")
+    @classmethod
+    def _no_integration(cls, value: Any) -> Any:
+        return value or None  # an empty record is no integration
 
 
 class IndexList(WireModel):
@@ -112,6 +110,18 @@ class FeedOut(WireModel):
     field_map: dict[str, str]
     last_sync_at: str | None = None
     last_task_id: str | None = None
+
+    @classmethod
+    def of(cls, feed: dict[str, Any]) -> FeedOut:
+        """The tenant's view of a stored data source (never its sealed URL)."""
+        return cls(
+            url=feed["url"],
+            format=feed["format"],
+            schedule=feed.get("schedule", "manual"),
+            field_map=feed.get("fieldMap") or {},
+            last_sync_at=feed.get("lastSyncAt"),
+            last_task_id=feed.get("lastTaskId"),
+        )
 
 
 class TaskAccepted(WireModel):

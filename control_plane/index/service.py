@@ -1,99 +1,60 @@
 """Indices: create, read, delete, mapping, facets, integration, data source (feed), reindex.
 
-Services flush, never commit (the request's session dependency commits).
+Services flush, never commit (the request's session dependency commits), except
+:func:`cancel_reindex`, which must let the task runner see its request.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.access import ProjectAccess
 from control_plane.db import isoformat, utcnow
-from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession
-from control_plane.index import feed_url
+from control_plane.document import repository as documents
+from control_plane.index import feed_url, repository
 from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
-from control_plane.org.models import Organization
-from control_plane.project.models import Project
+from control_plane.index.schemas import IndexCreate
+from control_plane.org.repository import plan_of_project
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config, register_usage_provider
 from control_plane.wire import decode_cursor, encode_cursor
 from search_workers.engine import MappingError, ShardEngine
-from shared.errors import ErrorCode, ServiceError, conflict, not_found, validation
+from shared.errors import ErrorCode, ServiceError, conflict, forbidden, not_found, validation
 from shared.ids import new_id
+from shared.plans import PlanLimits, plan_limits
 from shared.settings import Settings
 
-LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
-DEFAULT_MAPPING: dict[str, Any] = {"idField": "id", "fields": {}}
-FEED_FORMATS = ("json", "jsonl", "csv")
-FEED_SCHEDULES = ("manual", "hourly", "daily")
+# How long cancelling a running reindex waits for the runner to stop it.
+CANCEL_WAIT_S = 5.0
 
 
 # --------------------------------------------------------------------------- plans
-def plan_limits_for_project(db: Session, project_id: str) -> Any | None:
-    try:
-        from shared.plans import plan_limits
-    except ImportError:  # pragma: no cover - plans are optional
-        return None
-    plan = db.scalar(
-        select(Organization.plan).join(Project, Project.org_id == Organization.id).where(Project.id == project_id)
-    )
-    return plan_limits(plan)
+def plan_limits_for_project(db: Session, project_id: str) -> PlanLimits:
+    return plan_limits(plan_of_project(db, project_id))
 
 
 def quota_exceeded(message: str) -> ServiceError:
     return ServiceError(ErrorCode.QUOTA_EXCEEDED, message)
 
 
-# --------------------------------------------------------------------------- views
-def index_view(index: Index) -> dict[str, Any]:
-    return {
-        "id": index.id,
-        "name": index.name,
-        "projectId": index.project_id,
-        "shards": index.shards,
-        "replicas": index.replicas,
-        "language": index.language,
-        "documentCount": index.document_count,
-        "status": index.status,
-        "integration": integration_view(index),
-        "createdAt": isoformat(index.created_at),
-        "updatedAt": isoformat(index.updated_at),
-    }
-
-
-def integration_view(index: Index) -> dict[str, Any] | None:
-    if not index.integration:
-        return None
-    return dict(index.integration)
-
-
 # --------------------------------------------------------------------------- lookups
 def get_index(db: Session, access: ProjectAccess, index_id: str, *, lock: bool = False) -> Index:
     access.check_index(index_id)
-    if lock:
-        query = select(Index).where(Index.id == index_id, Index.project_id == access.project_id)
-        index = db.scalar(query.with_for_update())
-    else:  # by primary key: the access dependency loaded it already (identity map, no second query)
-        index = db.get(Index, index_id)
-    if index is None or index.project_id != access.project_id:
+    index = repository.get_index(db, access.project_id, index_id, lock=lock)
+    if index is None:
         raise not_found("Index")
     return index
 
 
 def list_indices(db: Session, access: ProjectAccess, limit: int, cursor: str | None) -> tuple[list[Index], str | None]:
-    query = select(Index).where(Index.project_id == access.project_id)
-    if access.index_scope is not None:
-        query = query.where(Index.id == access.index_scope)
-    if cursor:
-        (after,) = decode_cursor(cursor)
-        query = query.where(Index.id > after)
-    rows = list(db.scalars(query.order_by(Index.id).limit(limit + 1)))
+    after = decode_cursor(cursor)[0] if cursor else None
+    rows = repository.list_indices(db, access.project_id, only=access.index_scope, after=after, limit=limit + 1)
     next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
     return rows[:limit], next_cursor
 
@@ -119,29 +80,24 @@ def normalize_mapping(mapping: Any, language: str, path: str = "mapping") -> dic
     return out
 
 
-def create_index(db: Session, access: ProjectAccess, body: dict[str, Any]) -> Index:
+def create_index(db: Session, access: ProjectAccess, body: IndexCreate) -> Index:
     if access.index_scope is not None:
-        from shared.errors import forbidden
-
         raise forbidden("An index-scoped key cannot create indices")
-    name = body["name"]
-    language = body.get("language") or "en"
-    mapping = normalize_mapping(body.get("mapping"), language)
+    name = body.name
+    language = body.language
+    mapping = normalize_mapping(body.mapping, language)
     limits = plan_limits_for_project(db, access.project_id)
-    if limits is not None:
-        count = db.scalar(select(func.count()).select_from(Index).where(Index.project_id == access.project_id)) or 0
-        if count >= limits.max_indices_per_project:
-            raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_indices_per_project} indices per project")
-    exists = db.scalar(select(Index.id).where(Index.project_id == access.project_id, Index.name == name))
-    if exists:
+    if repository.count_indices(db, access.project_id) >= limits.max_indices_per_project:
+        raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_indices_per_project} indices per project")
+    if repository.name_taken(db, access.project_id, name):
         raise conflict(f"An index named {name!r} already exists in this project")
     now = utcnow()
     index = Index(
         id=new_id("idx"),
         project_id=access.project_id,
         name=name,
-        shards=body.get("shards") or 1,
-        replicas=body.get("replicas") or 1,
+        shards=body.shards,
+        replicas=body.replicas,
         language=language,
         mapping=mapping,
         serving_mapping=mapping,
@@ -161,9 +117,7 @@ def create_index(db: Session, access: ProjectAccess, body: dict[str, Any]) -> In
 
 def delete_index(db: Session, index: Index) -> None:
     tasks.cancel_all_for_index(db, index.id)
-    db.execute(delete(Document).where(Document.index_id == index.id))
-    db.execute(delete(ReplaceSession).where(ReplaceSession.index_id == index.id))
-    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.index_id == index.id))
+    documents.delete_index_rows(db, index.id)
     db.delete(index)
     db.flush()
 
@@ -196,17 +150,32 @@ def reindex(db: Session, index: Index) -> Task:
     return tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="index.reindex")
 
 
-def cancel_reindex(db: Session, index: Index) -> Task:
+def cancel_reindex(db: Session, sessions: sessionmaker[Session], index: Index) -> tuple[Task, str]:
+    """Cancel the index's reindex and answer its status: an enqueued one is canceled at once; a
+    running one is asked to stop, and this waits up to ``CANCEL_WAIT_S`` for the runner to stop it.
+
+    Commits the request's transaction (the one service that does): the runner reads the request
+    from its own session, so it must be committed before waiting for it; the commit also releases
+    the index row the caller locked."""
+    task = _request_cancel(db, index)
+    db.commit()
+    status = task.status
+    deadline = time.monotonic() + CANCEL_WAIT_S
+    while status == "processing" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        with sessions() as fresh:
+            status = repository.task_status(fresh, task.pk) or status
+    return task, status
+
+
+def _request_cancel(db: Session, index: Index) -> Task:
     active = tasks.active_tasks(db, index.id, ("index.reindex",))
     if not active:
         raise conflict("No reindex is enqueued or running")
     task = active[0]
     if task.status == "enqueued" and tasks.cancel_enqueued(db, task):
         return task
-    db.execute(
-        update(Task).where(Task.pk == task.pk).values(cancel_requested=True).execution_options(synchronize_session=False)
-    )
-    db.refresh(task)
+    repository.request_cancel(db, task)
     return task
 
 
@@ -352,21 +321,14 @@ def put_feed(db: Session, index: Index, body: dict[str, Any], settings: Settings
     index.feed = feed
     index.updated_at = utcnow()
     db.flush()
-    return feed_view(index)
+    return feed
 
 
-def feed_view(index: Index) -> dict[str, Any]:
+def get_feed(index: Index) -> dict[str, Any]:
+    """The index's stored data source; 404 when it has none."""
     if not index.feed:
         raise not_found("Data source")
-    feed = index.feed
-    return {
-        "url": feed["url"],
-        "format": feed["format"],
-        "schedule": feed.get("schedule", "manual"),
-        "fieldMap": feed.get("fieldMap") or {},
-        "lastSyncAt": feed.get("lastSyncAt"),
-        "lastTaskId": feed.get("lastTaskId"),
-    }
+    return index.feed
 
 
 def delete_feed(db: Session, index: Index) -> None:

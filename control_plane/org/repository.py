@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from control_plane.auth.models import User
 from control_plane.org.models import Membership, Organization
+from control_plane.project.models import Project
 from control_plane.wire import AnyRow, keyset_page
 
 
@@ -51,6 +52,13 @@ def list_members(
     return keyset_page(
         db, stmt, Membership.created_at, Membership.user_id, limit=limit, cursor=cursor,
         key=lambda row: (row[0].created_at, row[0].user_id),
+    )
+
+
+def plan_of_project(db: Session, project_id: str) -> str | None:
+    """The plan of the organization that holds the project."""
+    return db.scalar(
+        select(Organization.plan).join(Project, Project.org_id == Organization.id).where(Project.id == project_id)
     )
 
 
