@@ -12,8 +12,8 @@ from control_plane.api_key import service as key_service
 from control_plane.auth import repository as auth_repo
 from control_plane.db import isoformat, utcnow
 from control_plane.email_address import normalize_email
+from control_plane.index import repository as index_repo
 from control_plane.index import service as index_service
-from control_plane.index.models import Index
 from control_plane.org import repository as org_repo
 from control_plane.org import service as org_service
 from control_plane.project import service as project_service
@@ -131,7 +131,7 @@ def show_tenant(db: Session, org_id: str) -> dict[str, Any]:
 
 def reindex(db: Session, project_id: str, index_id: str) -> Task:
     """Enqueue a reindex of one of a tenant's indices; not found unless the index is in that project."""
-    index = db.get(Index, index_id)
-    if index is None or index.project_id != project_id:
+    index = index_repo.get_index(db, project_id, index_id)
+    if index is None:
         raise not_found(f"Index {index_id} in project {project_id}")
     return index_service.reindex(db, index)
