@@ -25,5 +25,13 @@ def by_name(db: Session, index_id: str, name: str) -> Profile | None:
     return db.scalar(select(Profile).where(Profile.index_id == index_id, Profile.name == name))
 
 
-def by_key(db: Session, profile_key: str) -> Profile | None:
-    return db.scalar(select(Profile).where(Profile.profile_key == profile_key))
+def by_key(db: Session, profile_key: str, *, index_id: str | None = None) -> Profile | None:
+    """The profile behind a handle (``index_id``: only if it is that index's)."""
+    query = select(Profile).where(Profile.profile_key == profile_key)
+    if index_id is not None:
+        query = query.where(Profile.index_id == index_id)
+    return db.scalar(query)
+
+
+def index_id_of_key(db: Session, profile_key: str) -> str | None:
+    return db.scalar(select(Profile.index_id).where(Profile.profile_key == profile_key))

@@ -12,24 +12,24 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import orjson
-from fastapi.concurrency import run_in_threadpool
-from sqlalchemy import select
+from anyio import to_thread
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 
 from control_plane.access import Principal, project_access
 from control_plane.epochs import index_epoch, uncached_epoch
+from control_plane.index import repository as indices
 from control_plane.index.lifecycle import get_bridge
 from control_plane.index.models import Index
-from control_plane.index.service import get_index
-from control_plane.org.models import Organization
-from control_plane.profile.models import Profile
+from control_plane.index.service import get_index, plan_limits_for_project
+from control_plane.profile import repository as profiles
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
-from control_plane.project.models import Project
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
@@ -38,7 +38,6 @@ from control_plane.search.shards import search_serving
 from control_plane.wire import JSONBody
 from shared.errors import not_found
 from shared.ids import new_id
-from shared.plans import plan_limits
 
 
 @dataclass(frozen=True)
@@ -104,17 +103,8 @@ def stop_search(runtime: Runtime) -> None:
 
 
 # --------------------------------------------------------------------------- resolving
-def _detached_index(db: Any, index_id: str) -> Index | None:
-    index = db.get(Index, index_id)
-    if index is not None:
-        db.expunge(index)
-    return index
-
-
-def _searches_per_second(db: Any, project_id: str) -> int:
-    plan = db.scalar(select(Organization.plan).join(Project, Project.org_id == Organization.id)
-                     .where(Project.id == project_id))
-    return plan_limits(plan).max_searches_per_second
+def _searches_per_second(db: Session, project_id: str) -> int:
+    return plan_limits_for_project(db, project_id).max_searches_per_second
 
 
 def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Resolved | None:
@@ -122,15 +112,15 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Reso
     change committed meanwhile is caught by the next request's epoch check."""
     if epoch is None:
         with runtime.sessions() as db:
-            index_id = db.scalar(select(Profile.index_id).where(Profile.profile_key == profile_key))
+            index_id = profiles.index_id_of_key(db, profile_key)
         if index_id is None:
             return None
         epoch = index_epoch(runtime.state, index_id)
     with runtime.sessions() as db:
-        profile = db.scalar(select(Profile).where(Profile.profile_key == profile_key))
+        profile = profiles.by_key(db, profile_key)
         if profile is None:
             return None
-        index = _detached_index(db, profile.index_id)
+        index = indices.detached_index(db, profile.index_id)
         if index is None:
             return None
         return Resolved(
@@ -152,7 +142,7 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
         epoch = index_epoch(runtime.state, cached.index.id)
         if epoch == cached.epoch:
             return cached
-    loaded = await run_in_threadpool(_load_profile, runtime, profile_key, epoch)
+    loaded = await to_thread.run_sync(partial(_load_profile, runtime, profile_key, epoch))
     if loaded is None:
         raise not_found("Search profile")
     state.storefront.put(profile_key, loaded)
@@ -198,15 +188,13 @@ def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, inde
     return resolved
 
 
-def resolve_for_index(runtime: Runtime, db: Any, index: Index, body: SearchRequest) -> Resolved:
+def resolve_for_index(runtime: Runtime, db: Session, index: Index, body: SearchRequest) -> Resolved:
     """Settings for the secret route: a saved profile of this index, an inline one, or the defaults."""
     mapping = index.serving_mapping or index.mapping
     profile_id: str | None = None
     version = "default"
     if body.profile_key is not None:
-        profile = db.scalar(
-            select(Profile).where(Profile.profile_key == body.profile_key, Profile.index_id == index.id)
-        )
+        profile = profiles.by_key(db, body.profile_key, index_id=index.id)
         if profile is None:
             raise not_found("Search profile")
         settings = settings_of(profile)
