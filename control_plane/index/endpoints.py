@@ -106,7 +106,7 @@ def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: Runt
 @router.put(INDEX + "/integration", summary="Connect or update a platform integration (full-access secret key only)")
 def put_integration(body: IntegrationIn, access: IntegrationKey, db: SessionDep) -> IntegrationOut:
     index = service.get_index(db, access, access.index_id)
-    return IntegrationOut.model_validate(service.put_integration(db, access, index, body.model_dump(by_alias=True)))
+    return IntegrationOut.model_validate(service.put_integration(db, access, index, body))
 
 
 @router.delete(INDEX + "/integration", status_code=204, response_class=Response, summary="Disconnect the integration")
@@ -124,7 +124,7 @@ def get_feed(access: IndexRead, db: SessionDep) -> FeedOut:
 @router.put(INDEX + "/feed", summary="Set the data source")
 def put_feed(body: FeedIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> FeedOut:
     index = service.get_index(db, access, access.index_id)
-    return FeedOut.of(service.put_feed(db, index, body.model_dump(by_alias=True), runtime.settings))
+    return FeedOut.of(service.put_feed(db, index, body, runtime.settings))
 
 
 @router.delete(INDEX + "/feed", status_code=204, response_class=Response, summary="Remove the data source")

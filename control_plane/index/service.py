@@ -18,7 +18,7 @@ from control_plane.document import repository as documents
 from control_plane.index import feed_url, repository
 from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
-from control_plane.index.schemas import IndexCreate
+from control_plane.index.schemas import FeedIn, IndexCreate, IntegrationIn
 from control_plane.org.repository import plan_of_project
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
@@ -238,18 +238,19 @@ def _facet_uses(_db: Session, index: Any) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- integration
-def put_integration(db: Session, access: ProjectAccess, index: Index, body: dict[str, Any]) -> dict[str, Any]:
+def put_integration(db: Session, access: ProjectAccess, index: Index, body: IntegrationIn) -> dict[str, Any]:
+    """Connect (or update) the integration of the calling secret key; the stored record."""
     principal = access.principal
     if principal.kind != "secret_key":
         raise ServiceError(ErrorCode.INTEGRATION_KEY_ONLY, "Only a full-access secret key can connect an integration")
     assert principal.key is not None
     existing = index.integration or {}
     record = {
-        "platform": body["platform"],
-        "name": body["name"],
-        "url": body.get("url"),
-        "version": body.get("version"),
-        "settings": {"manageMapping": bool((body.get("settings") or {}).get("manageMapping", False))},
+        "platform": body.platform,
+        "name": body.name,
+        "url": body.url,
+        "version": body.version,
+        "settings": {"manageMapping": body.settings.manage_mapping},
         "keyId": principal.key.id,
         "connectedAt": existing.get("connectedAt") if existing.get("keyId") == principal.key.id else None,
         "updatedAt": isoformat(utcnow()),
@@ -302,18 +303,19 @@ def feed_source_url(feed: dict[str, Any], settings: Settings) -> str:
     return url
 
 
-def put_feed(db: Session, index: Index, body: dict[str, Any], settings: Settings) -> dict[str, Any]:
+def put_feed(db: Session, index: Index, body: FeedIn, settings: Settings) -> dict[str, Any]:
+    """Set the index's data source; the stored record."""
     _refuse_integration(index)
     current = index.feed or {}
     # the redacted form sent back unchanged keeps the stored URL
-    url = feed_source_url(current, settings) if current and body["url"] == current["url"] else body["url"]
+    url = feed_source_url(current, settings) if current and body.url == current["url"] else body.url
     check_feed_url(url, settings)
     feed = {
         "url": feed_url.redact(url),
         "sealedUrl": feed_url.seal(url, settings.signing_key()),
-        "format": body["format"],
-        "schedule": body.get("schedule") or "manual",
-        "fieldMap": body.get("fieldMap") or {},
+        "format": body.format,
+        "schedule": body.schedule,
+        "fieldMap": body.field_map or {},
         "lastSyncAt": (index.feed or {}).get("lastSyncAt"),
         "lastTaskId": (index.feed or {}).get("lastTaskId"),
         "configuredAt": isoformat(utcnow()),
