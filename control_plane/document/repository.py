@@ -1,4 +1,6 @@
-"""Document rows: the source of truth the shards are fed from."""
+"""Document rows (the source of truth the shards are fed from), replace sessions with their staged
+documents, and idempotency records. Queries for a tenant take the index, which its caller has
+checked belongs to the tenant's project."""
 
 from __future__ import annotations
 
