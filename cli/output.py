@@ -81,7 +81,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def describe(exc: ServiceError) -> str:
+def _describe(exc: ServiceError) -> str:
     """A service error's message with its field details, on one line."""
     if not exc.details:
         return exc.message
@@ -96,6 +96,6 @@ def failures() -> Iterator[None]:
     except _EXITS:
         raise  # already an exit (``fail`` or Typer's own): keep its code
     except ServiceError as exc:
-        fail(describe(exc))
+        fail(_describe(exc))
     except Exception as exc:  # noqa: BLE001 - see the docstring
         fail(f"{type(exc).__name__}: {exc}")
