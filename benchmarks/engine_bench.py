@@ -31,7 +31,9 @@ import zlib
 from pathlib import Path
 
 from benchmarks.common import expand
-from benchmarks.relevance import FIELDS, MAPPING, QUERIES
+from benchmarks.relevance import ENGINE_FIELDS, FIELDS, MAPPING, QUERIES, report
+from search_workers.engine import ShardEngine
+from shared.contract import Change, Facet, Query
 
 
 def shard_of(doc_id: str, shards: int) -> int:
@@ -40,8 +42,6 @@ def shard_of(doc_id: str, shards: int) -> int:
 
 def _build_shard(args: tuple[str, int, int, int]) -> dict:
     path, shard, shards, n = args
-    from search_workers.engine import ShardEngine
-
     docs = [d for d in expand(n) if shard_of(d["id"], shards) == shard]
     e = ShardEngine(path, MAPPING)
     t0 = time.perf_counter()
@@ -50,7 +50,7 @@ def _build_shard(args: tuple[str, int, int, int]) -> dict:
         batch = []
         for d in docs[i:i + 1000]:
             seq += 1
-            batch.append({"seq": seq, "op": "upsert", "id": d["id"], "doc": d})
+            batch.append(Change(seq, "upsert", d["id"], d))
         e.apply(batch)
     dt = time.perf_counter() - t0
     cpu = time.process_time()
@@ -86,11 +86,11 @@ def load_queries(k: int, seed: int = 1) -> list[str]:
 
 def bench_ours(engines, queries, facet: bool) -> list[float]:
     lat = []
-    extra = {"facets": [{"field": "brand", "type": "terms"}]} if facet else {}
+    facets = (Facet("brand"),) if facet else ()
     for q in queries:
         t = time.perf_counter()
         for e in engines:
-            e.search({"q": q, "fields": FIELDS, "limit": 20, **extra})
+            e.search(Query(q=q, fields=ENGINE_FIELDS, limit=20, facets=facets))
         lat.append(time.perf_counter() - t)
     return lat
 
@@ -180,8 +180,6 @@ def main() -> None:
     ap.add_argument("--no-relevance", action="store_true")
     args = ap.parse_args()
 
-    from search_workers.engine import ShardEngine
-
     root = args.dir or tempfile.mkdtemp(prefix="engine_bench_")
     paths = [os.path.join(root, f"shard{k}") for k in range(args.shards)]
     print(f"== {args.docs} products, {args.shards} shards, in {root}")
@@ -207,8 +205,7 @@ def main() -> None:
     docs = expand(args.docs)
     mine = [d for d in docs if shard_of(d["id"], args.shards) == 0][:500]
     seq = engines[0].applied_seq
-    batch = [{"seq": seq + i + 1, "op": "upsert", "id": d["id"], "doc": {**d, "price": d["price"] + 1}}
-             for i, d in enumerate(mine)]
+    batch = [Change(seq + i + 1, "upsert", d["id"], {**d, "price": d["price"] + 1}) for i, d in enumerate(mine)]
     t = time.perf_counter()
     engines[0].apply(batch)
     t1 = time.perf_counter()
@@ -237,8 +234,6 @@ def main() -> None:
     print(summary("tantivy + brand agg", tv["facet"]))
 
     if not args.no_relevance:
-        from benchmarks.relevance import report
-
         print("\n== relevance on the Best Buy catalog (1 shard, name 8 > brand 4 > categories 2 > description 1)")
         report(indent="  ")
 

@@ -19,6 +19,12 @@ import tempfile
 import time
 
 from benchmarks.common import FIELDS, MAPPING, PRODUCTS, QUERIES  # noqa: E402,F401 - re-exported
+from search_workers.engine import ShardEngine
+from search_workers.engine.analysis import fold
+from shared.contract import Change, FieldWeight, Query
+
+# FIELDS as the engine takes them
+ENGINE_FIELDS = {name: FieldWeight(weight=float(c["weight"])) for name, c in FIELDS.items()}
 
 _WORD = re.compile(r"[^\W_]+(?:[-.'&+/][^\W_]+)*")
 _COLORS = None
@@ -48,8 +54,6 @@ def model_query(p: dict) -> str | None:
 
 
 def key_of(q: str) -> str:
-    from search_workers.engine.analysis import fold
-
     return " ".join(sorted(fold(w.lower()) for w in _WORD.findall(q)))
 
 
@@ -69,13 +73,10 @@ def make_typo(word: str, rng: random.Random) -> tuple[str, str]:
     return word[:i] + word[i + 1] + word[i] + word[i + 2:], kind
 
 
-def build_engine(products: list[dict], path: str):
-    from search_workers.engine import ShardEngine
-
+def build_engine(products: list[dict], path: str) -> ShardEngine:
     e = ShardEngine(path, MAPPING)
     for i in range(0, len(products), 1000):
-        e.apply([{"seq": j + 1, "op": "upsert", "id": str(j), "doc": products[j]}
-                 for j in range(i, min(i + 1000, len(products)))])
+        e.apply([Change(j + 1, "upsert", str(j), products[j]) for j in range(i, min(i + 1000, len(products)))])
     return e
 
 
@@ -104,21 +105,21 @@ def measure(engine, products: list[dict], sample: int | None = None, seed: int =
             continue
         q = queries[i]
         t = time.perf_counter()
-        r = engine.search({"q": q, "fields": FIELDS, "limit": 10})
+        r = engine.search(Query(q=q, fields=ENGINE_FIELDS, limit=10))
         lat.append(time.perf_counter() - t)
-        ok = bool(r["hits"]) and equivalent(r["hits"][0]["id"], i)
+        ok = bool(r.hits) and equivalent(r.hits[0].id, i)
         res["exact"][0] += ok
         res["exact"][1] += 1
         if not ok:
-            fails["exact"].append((q, [h["document"]["name"] for h in r["hits"][:2]], products[i]["name"]))
+            fails["exact"].append((q, [h.document["name"] for h in r.hits[:2]], products[i]["name"]))
         words = q.split()
         cand = [k for k, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
         if cand:
             k = rng.choice(cand)
             tw, kind = make_typo(words[k], rng)
             tq = " ".join(words[:k] + [tw] + words[k + 1:])
-            r = engine.search({"q": tq, "fields": FIELDS, "limit": 10})
-            ok = any(equivalent(h["id"], i) for h in r["hits"][:10])
+            r = engine.search(Query(q=tq, fields=ENGINE_FIELDS, limit=10))
+            ok = any(equivalent(h.id, i) for h in r.hits[:10])
             res["typo"][0] += ok
             res["typo"][1] += 1
             if not ok:
@@ -126,8 +127,8 @@ def measure(engine, products: list[dict], sample: int | None = None, seed: int =
         if len(words) >= 2 and len(words[-1]) >= 5 and words[-1].isalpha():
             cut = rng.randint(3, min(5, len(words[-1]) - 1))
             pq = " ".join(words[:-1] + [words[-1][:cut]])
-            r = engine.search({"q": pq, "fields": FIELDS, "limit": 10})
-            ok = any(equivalent(h["id"], i) for h in r["hits"][:10])
+            r = engine.search(Query(q=pq, fields=ENGINE_FIELDS, limit=10))
+            ok = any(equivalent(h.id, i) for h in r.hits[:10])
             res["prefix"][0] += ok
             res["prefix"][1] += 1
             if not ok:
@@ -135,8 +136,8 @@ def measure(engine, products: list[dict], sample: int | None = None, seed: int =
         ws = _WORD.findall(products[i]["name"] + " " + products[i].get("description", ""))
         if len(ws) >= 4:
             nq = " ".join(rng.sample(ws, rng.randint(2, 4)))
-            r = engine.search({"q": nq + " ", "fields": FIELDS, "limit": 1})
-            ok = r["total"] > 0 and not r["relaxed"]
+            r = engine.search(Query(q=nq + " ", fields=ENGINE_FIELDS, limit=1))
+            ok = r.total > 0 and not r.relaxed
             res["nonempty"][0] += ok
             res["nonempty"][1] += 1
             if not ok:
@@ -158,8 +159,8 @@ def real_queries_empty(engine) -> tuple[int, int, list[str]]:
     for line in QUERIES.read_text().splitlines():
         q = json.loads(line)["query"]
         n += 1
-        r = engine.search({"q": q, "fields": FIELDS, "limit": 1})
-        if r["total"] == 0:
+        r = engine.search(Query(q=q, fields=ENGINE_FIELDS, limit=1))
+        if r.total == 0:
             empty.append(q)
     return len(empty), n, empty
 

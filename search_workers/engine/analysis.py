@@ -146,14 +146,6 @@ class TextAnalyzer:
         return res
 
     # -- documents ------------------------------------------------------------------------
-    def index_terms(self, text: str) -> list[str]:
-        """All index terms of ``text`` (with repetitions, for term frequencies)."""
-        out: list[str] = []
-        ct = self.chunk_terms
-        for chunk in CHUNK_RE.findall(text):
-            out.extend(ct(chunk))
-        return out
-
     def chunk_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         """(start, end, terms) per chunk; used for highlighting."""
         for m in CHUNK_RE.finditer(text):

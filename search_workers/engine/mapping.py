@@ -38,10 +38,6 @@ class FieldSpec:
         return self.type in NUMERIC_TYPES
 
     @property
-    def is_keywordish(self) -> bool:
-        return self.type in ("keyword", "keyword[]", "text")
-
-    @property
     def needs_values(self) -> bool:
         """Whether the field needs a filter/facet/sort column."""
         return self.filterable or self.facetable or self.sortable

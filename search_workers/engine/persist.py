@@ -17,8 +17,8 @@ core instead of holding the GIL of the process that answers searches and feeds t
   pending job the same way.
 * **Back-pressure.**  ``apply`` waits while more than ``MAX_PENDING_DOCS`` documents of its shard
   are not yet committed, so memory stays bounded and durability lags by a bounded amount.
-* ``SHOPSEARCH_ENGINE_PERSIST=inline`` runs the same code synchronously inside ``apply`` (no
-  helper process).
+* ``SHOPSEARCH_ENGINE_PERSIST=inline`` runs the same commit (``whoosh_store.commit_jobs``)
+  synchronously inside ``apply`` (no helper process).
 
 One helper process serves every engine of the process that started it (started lazily; it exits
 when its parent's end of the socket closes).
@@ -30,6 +30,7 @@ import contextlib
 import itertools
 import logging
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +39,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from shared.settings import get_settings
+
+from . import whoosh_store
+from .errors import EngineError
+from .whoosh_store import Job
 
 log = logging.getLogger(__name__)
 
@@ -50,79 +55,19 @@ def persist_mode() -> str:
     return get_settings().engine_persist.strip().lower()
 
 
-# ---------------------------------------------------------------------------- the work itself
+# ---------------------------------------------------------------------------- helper process
 class _Target:
-    """One shard directory, as seen by whoever writes it (helper process or inline)."""
+    """One shard directory, as the helper process writes it."""
 
     def __init__(self, path: str, mapping: dict, language: str) -> None:
-        from whoosh import index as windex
-
         self.path = path
         self.mapping = mapping
         self.language = language
-        self.ix = windex.open_dir(path)
+        self.ix = whoosh_store.open_index(path)
         self.failed: str | None = None
 
 
-def write_jobs(t: _Target, jobs: list[tuple[list[tuple], int]]) -> None:
-    """Apply ``jobs`` (each ``(ops, seq)``) to ``t``'s Whoosh index in one writer and one commit.
-
-    ops: ``("flush",)``, ``("delete", id)``, ``("add", id, whoosh_doc)``, ``("update", id, whoosh_doc)``
-    (the Whoosh document with pre-analysed text fields, see ``engine.whoosh_doc``).
-    """
-    from whoosh.query import Every
-
-    from .engine import _fast_writer, merge_tiered, meta_blob
-
-    # Net effect of the group first: Whoosh deletes (delete_by_term, update_document, the flush's
-    # delete_by_query) only reach committed segments, never documents added by the same writer.
-    flushed = False
-    final: dict[str, dict | None] = {}
-    known: dict[str, bool] = {}  # id -> present in the committed index (ops say it per job)
-    for ops, _seq in jobs:
-        for op in ops:
-            kind = op[0]
-            if kind == "flush":
-                flushed = True
-                final.clear()
-                known.clear()
-                continue
-            doc_id = op[1]
-            if doc_id not in final and doc_id not in known:
-                known[doc_id] = kind != "add" and not flushed
-            final[doc_id] = None if kind == "delete" else op[2]
-    w = _fast_writer(t.ix)
-    try:
-        if flushed:
-            w.delete_by_query(Every())
-        for doc_id, wd in final.items():
-            was = known.get(doc_id, False)
-            if wd is None:
-                if was:
-                    w.delete_by_term("docid", doc_id)
-                continue
-            if was:
-                w.update_document(**wd)
-            else:
-                w.add_document(**wd)
-        w.update_document(docid=_meta_id(), meta=meta_blob(jobs[-1][1], t.mapping, t.language))
-        w.commit(mergetype=merge_tiered)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            w.cancel()
-        raise
-
-
-def _meta_id() -> str:
-    from .engine import META_ID
-
-    return META_ID
-
-
-# ---------------------------------------------------------------------------- helper process
 def _child_main(fd: int) -> None:  # pragma: no cover - runs in the helper process
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides (Ctrl-C reaches the group)
     try:
         _serve(Connection(fd))
@@ -174,7 +119,8 @@ def _run(conn: Any, targets: dict[str, _Target], path: str, batch: list[tuple] |
             t = targets[path] = _Target(path, batch[0][3], batch[0][4])
         if t.failed:
             raise RuntimeError(t.failed)
-        write_jobs(t, [(m[5], m[6]) for m in batch])
+        jobs: list[Job] = [(m[5], m[6]) for m in batch]
+        whoosh_store.commit_jobs(t.ix, jobs, t.mapping, t.language)  # one writer, one commit
         conn.send(("done", path, jids, batch[-1][6], None))
     except BaseException as exc:  # noqa: BLE001 - reported to the engine
         msg = f"{type(exc).__name__}: {exc}"
@@ -282,8 +228,6 @@ class Persister:
                     self._cond.notify_all()
 
     def _raise(self, st: _PathState) -> None:
-        from .errors import EngineError
-
         if st.error is not None:
             raise EngineError(f"persisting the shard failed: {st.error}", "PERSIST_FAILED")
         if self._dead is not None:
@@ -294,8 +238,6 @@ class Persister:
         with self._cond:
             st = self._state(path)
             if not self._cond.wait_for(lambda: not st.outstanding or self._dead is not None, timeout):
-                from .errors import EngineError
-
                 raise EngineError("timed out waiting for the shard to be persisted", "PERSIST_TIMEOUT")
             self._raise(st)
             return st.persisted
@@ -326,8 +268,6 @@ class Persister:
             err = st.error
             self._states.pop(path, None)
         if err is not None:
-            from .errors import EngineError
-
             raise EngineError(f"persisting the shard failed: {err}", "PERSIST_FAILED")
 
 

@@ -7,7 +7,7 @@ broad words), and :func:`score_plans` scores only those candidates. When all wor
 :func:`relax_clauses` decides which words to drop on membership masks and only the survivors are
 scored.
 
-Scoring (per shard, comparable across shards, see ``engine.py``):
+Scoring (per shard, comparable across shards, see ``search.py``):
 
 * the query text is cut into atoms (``analysis.QueryAtom``); each atom is a *clause*.
 * a clause's alternatives: the exact term (factor 1.0), adjacent atoms glued together
@@ -25,7 +25,7 @@ Scoring (per shard, comparable across shards, see ``engine.py``):
   consistent), up to +30 % for the share of adjacent query words found adjacent, in order, in
   the first 24 words of a field (weighted by the field): "iphone 6s 16gb" ranks
   "iPhone 6s 16GB" above "iPhone 6s Plus 16GB".
-* ``boosts`` multiply by ``1 + sum(weight * modifier(value))``; each matching ``boostFilters``
+* ``boosts`` multiply by ``1 + sum(weight * modifier(value))``; each matching ``boost_filters``
   entry multiplies by ``max(0, 1 + weight)`` (weight -1 sinks a document to score 0).
 """
 
@@ -35,13 +35,15 @@ import bisect
 import heapq
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
-from .analysis import TextAnalyzer
+from shared.contract import FieldWeight, Typo
+
+from .analysis import CHUNK_RE, TextAnalyzer, fold
 from .errors import NO_DEADLINE, Deadline, EngineError
 from .memindex import MemIndex, Postings, keyword_values, text_of, to_bool, to_number
 
@@ -187,24 +189,22 @@ def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[s
 
 
 # ----------------------------------------------------------------------------- clauses
-def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | None, allow_prefix: bool,
-                  an: TextAnalyzer | None = None, deadline: Deadline = NO_DEADLINE) -> list[Clause]:
+def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, Sequence[Sequence[str]]] | None,
+                  allow_prefix: bool, an: TextAnalyzer | None = None, deadline: Deadline = NO_DEADLINE) -> list[Clause]:
     """The clauses of ``text`` as analysed by ``an`` (default: the index language's). Every
     analyzer cuts a text into the same atoms, so clause ``i`` is the same word for all of them."""
     an = an or idx.analyzer
     atoms = an.query_atoms(text)[:MAX_ATOMS]
     if not atoms:
         return []
-    from .analysis import fold
-
     td = idx.term_df
-    typo_on = bool(typo_cfg.get("enabled", True))
-    min1 = int(typo_cfg.get("minWordSizeOneTypo", 4))
-    min2 = int(typo_cfg.get("minWordSizeTwoTypos", 8))
-    syn_map: dict[str, list[list[str]]] = {}
+    typo_on = typo.enabled
+    min1 = typo.min_word_size_one_typo
+    min2 = typo.min_word_size_two_typos
+    syn_map: dict[str, Sequence[Sequence[str]]] = {}
     if synonyms:
-        for k, alts in synonyms.items():
-            syn_map[an.normalize(str(k))] = alts
+        for word, alts in synonyms.items():
+            syn_map[an.normalize(str(word))] = alts
     trailing_space = text[-1:].isspace()
     clauses: list[Clause] = []
     last = len(atoms) - 1
@@ -260,11 +260,6 @@ def build_clauses(idx: MemIndex, text: str, typo_cfg: dict, synonyms: dict | Non
 
 
 # ----------------------------------------------------------------------------- scoring
-def _bm25(tfs: np.ndarray, lens: np.ndarray, avg: float, idf: float) -> np.ndarray:
-    norm = K1 * (1.0 - B + B * (lens / avg))
-    return (idf * (K1 + 1.0)) * tfs / (tfs + norm)
-
-
 def tf_norm(p: Postings, lens: np.ndarray, avg: float) -> np.ndarray:
     """BM25 tf part of a posting list, cached on it while the average field length stays within
     1 % (it moves slowly as documents come and go)."""
@@ -300,7 +295,7 @@ class FieldPlan:
     present: list[tuple[Alt, list[Postings]]]
 
 
-def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict],
+def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, FieldWeight],
                  field_clauses: dict[str, list[Clause]] | None = None) -> list[list[FieldPlan]]:
     """Per clause, per queried field: the posting lists of the alternatives present there.
     ``field_clauses``: a field's own clauses (from its analyzer) instead of ``clauses``."""
@@ -313,8 +308,8 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict],
             if not plist:
                 continue
             c = field_clauses[fname][i] if field_clauses and fname in field_clauses else base_clause
-            use_typo = fcfg.get("typo", True)
-            use_prefix = fcfg.get("prefix", True)
+            use_typo = fcfg.typo
+            use_prefix = fcfg.prefix
             present: list[tuple[Alt, list[Postings]]] = []
             for a in c.alts:
                 if (not use_typo and a.kind == "typo") or (not use_prefix and a.kind == "prefix"):
@@ -327,7 +322,7 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: dict[str, dict],
             singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
             # posting lists still hold deleted docs until compaction: df never above the live count
             max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
-            fps.append(FieldPlan(fname, float(fcfg.get("weight", 1)), _idf(n_live, min(max_df, n_live)), present))
+            fps.append(FieldPlan(fname, float(fcfg.weight), _idf(n_live, min(max_df, n_live)), present))
         plans.append(fps)
     return plans
 
@@ -511,15 +506,13 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
     return out
 
 
-def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: dict[str, dict]) -> np.ndarray | None:
+def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping[str, FieldWeight]) -> np.ndarray | None:
     """Per candidate in [0, 1]: share of adjacent query-word pairs found adjacent and in order in
     a field (the first POSITIONS words of it), weighted by the field's weight."""
-    from .analysis import CHUNK_RE
-
     chunks = CHUNK_RE.findall(text)[:MAX_ATOMS]
     if len(chunks) < 2 or not len(cands):
         return None
-    wmax = max(float(c.get("weight", 1)) for c in fields.values())
+    wmax = max(float(c.weight) for c in fields.values())
     best = np.zeros(len(cands), dtype=np.float32)
     npairs = len(chunks) - 1
     for fname, fc in fields.items():
@@ -533,7 +526,7 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: dict[st
         cnt = np.zeros(len(cands), dtype=np.float32)
         for i in range(npairs):
             cnt += (eqs[i][:, :-1] & eqs[i + 1][:, 1:]).any(axis=1)
-        np.maximum(best, cnt * np.float32(float(fc.get("weight", 1)) / wmax / npairs), out=best)
+        np.maximum(best, cnt * np.float32(float(fc.weight) / wmax / npairs), out=best)
     return best
 
 

@@ -20,6 +20,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from . import analysis, memindex
 from .memindex import MemIndex
 
 log = logging.getLogger("shopsearch.engine")
@@ -32,8 +33,6 @@ MAX_DEAD_SHARE = 0.2
 
 def _code_version() -> str:
     """Structures built by other analysis or index code are not reused: the sources are hashed."""
-    from . import analysis, memindex
-
     digest = hashlib.blake2b(digest_size=12)
     for module in (analysis, memindex):
         digest.update(Path(module.__file__ or "").read_bytes())

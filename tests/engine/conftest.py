@@ -4,8 +4,13 @@ import json
 
 import pytest
 
-from benchmarks.common import FIELDS, MAPPING, PRODUCTS  # noqa: F401 - the catalog and its mapping
+from benchmarks.common import FIELDS as FIELD_WEIGHTS
+from benchmarks.common import MAPPING, PRODUCTS  # noqa: F401 - the catalog and its mapping
 from search_workers.engine import ShardEngine
+from shared.contract import Change, FieldWeight
+
+# name over brand over categories over description, as the engine takes them
+FIELDS = {name: FieldWeight(weight=float(c["weight"])) for name, c in FIELD_WEIGHTS.items()}
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +27,15 @@ def bestbuy(products, tmp_path_factory):
         batch = []
         for j in range(i, min(i + 1000, len(products))):
             seq += 1
-            batch.append({"seq": seq, "op": "upsert", "id": str(j), "doc": products[j]})
+            batch.append(Change(seq, "upsert", str(j), products[j]))
         e.apply(batch)
     yield e
     e.close()
 
 
-def upserts(docs: list[dict], start_seq: int = 1) -> list[dict]:
-    return [{"seq": start_seq + i, "op": "upsert", "id": str(d["id"]), "doc": d} for i, d in enumerate(docs)]
+def upserts(docs: list[dict], start_seq: int = 1) -> list[Change]:
+    return [Change(start_seq + i, "upsert", str(d["id"]), d) for i, d in enumerate(docs)]
+
+
+def ids(answer) -> list[str]:
+    return [h.id for h in answer.hits]

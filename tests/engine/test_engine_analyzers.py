@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from search_workers.engine import MappingError, ShardEngine
+from shared.contract import FieldWeight, Query, Typo
 
 from .conftest import upserts
 
@@ -23,12 +24,12 @@ DOCS = [
     {"id": "2", "title": "runs", "body": "runs"},
     {"id": "3", "title": "other", "body": "Häuser", "titel": "other"},
 ]
-EXACT = {"prefix": False, "typo": False}
+EXACT = FieldWeight(prefix=False, typo=False)
 
 
 def ids(engine: ShardEngine, q: str, field: str) -> list[str]:
-    res = engine.search({"q": q, "fields": {field: {"weight": 1, **EXACT}}, "typo": {"enabled": False}})
-    return sorted(h["id"] for h in res["hits"])
+    res = engine.search(Query(q=q, fields={field: EXACT}, typo=Typo(enabled=False)))
+    return sorted(h.id for h in res.hits)
 
 
 @pytest.fixture()
@@ -59,10 +60,10 @@ def test_a_field_language_overrides_the_index_language(engine):
 
 
 def test_all_fields_together_and_highlights_follow_each_field(engine):
-    res = engine.search({"q": "runs", "highlight": ["title", "body"], "typo": {"enabled": False},
-                         "fields": {"title": EXACT, "body": EXACT}})
-    assert sorted(h["id"] for h in res["hits"]) == ["1", "2"]
-    by_id = {h["id"]: h["highlights"] for h in res["hits"]}
+    res = engine.search(Query(q="runs", highlight=("title", "body"), typo=Typo(enabled=False),
+                              fields={"title": EXACT, "body": EXACT}))
+    assert sorted(h.id for h in res.hits) == ["1", "2"]
+    by_id = {h.id: h.highlights for h in res.hits}
     assert by_id["1"]["body"] == "<em>Running</em> shoes"
     assert by_id["2"]["title"] == "<em>runs</em>"
 
@@ -86,9 +87,9 @@ def test_the_analysis_survives_a_reopen_and_follows_a_mapping_change(tmp_path):
 def test_typo_matching_reaches_terms_of_every_analysis(engine):
     # "hauzer" is one typo from the surface "hauser": the en field holds the term, the de field
     # holds "haus" for the same surface
-    res = engine.search({"q": "hauzer", "fields": {"titel": {"weight": 1}, "body": {"weight": 1}},
-                         "typo": {"enabled": True, "minWordSizeOneTypo": 4}})
-    assert sorted(h["id"] for h in res["hits"]) == ["1", "3"]
+    res = engine.search(Query(q="hauzer", fields={"titel": FieldWeight(), "body": FieldWeight()},
+                              typo=Typo(enabled=True, min_word_size_one_typo=4)))
+    assert sorted(h.id for h in res.hits) == ["1", "3"]
 
 
 @pytest.mark.parametrize(

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import pickle
+import shutil
+import threading
+import tracemalloc
 
 import pytest
 
-import search_workers.engine.engine as engine_module
-from search_workers.engine import EngineError, MappingError, ShardEngine
+from search_workers.engine import EngineError, MappingError, ShardEngine, shard, snapshot, whoosh_store
+from search_workers.engine.memindex import MemIndex
+from shared.contract import Change, Facet, FieldWeight, Query, SortKey, Typo
 
-from .conftest import MAPPING, upserts
+from .conftest import MAPPING, ids, upserts
 
 SMALL = {
     "idField": "id",
@@ -31,10 +35,6 @@ def make(tmp_path, docs, mapping=SMALL, language="en"):
     if docs:
         e.apply(upserts(docs))
     return e
-
-
-def ids(res):
-    return [h["id"] for h in res["hits"]]
 
 
 def test_bad_mapping_raises_with_paths():
@@ -70,36 +70,36 @@ def test_apply_upsert_replace_delete_flush(tmp_path):
     e = make(tmp_path, [])
     assert e.doc_count == 0 and e.applied_seq == 0
     seq = e.apply([
-        {"seq": 1, "op": "upsert", "id": "a", "doc": {"title": "red shoe", "price": 10}},
-        {"seq": 2, "op": "upsert", "id": "b", "doc": {"title": "blue shoe", "price": 20}},
-        {"seq": 3, "op": "upsert", "id": "c", "doc": {"title": "green hat", "price": 30}},
+        Change(1, "upsert", "a", {"title": "red shoe", "price": 10}),
+        Change(2, "upsert", "b", {"title": "blue shoe", "price": 20}),
+        Change(3, "upsert", "c", {"title": "green hat", "price": 30}),
     ])
     assert seq == 3 and e.doc_count == 3
-    assert sorted(ids(e.search({"q": "shoe"}))) == ["a", "b"]
+    assert sorted(ids(e.search(Query(q="shoe")))) == ["a", "b"]
     # replace: a is no longer a shoe
-    e.apply([{"seq": 4, "op": "upsert", "id": "a", "doc": {"title": "red scarf", "price": 11}}])
-    assert ids(e.search({"q": "shoe"})) == ["b"]
+    e.apply([Change(4, "upsert", "a", {"title": "red scarf", "price": 11})])
+    assert ids(e.search(Query(q="shoe"))) == ["b"]
     assert e.get("a")["title"] == "red scarf" and e.doc_count == 3
     # delete
-    e.apply([{"seq": 5, "op": "delete", "id": "b"}])
-    assert e.search({"q": "shoe"})["total"] == 0 and e.get("b") is None and e.doc_count == 2
+    e.apply([Change(5, "delete", "b")])
+    assert e.search(Query(q="shoe")).total == 0 and e.get("b") is None and e.doc_count == 2
     # same id twice in a batch: last wins; delete of unknown id is harmless
     e.apply([
-        {"seq": 6, "op": "upsert", "id": "d", "doc": {"title": "one"}},
-        {"seq": 7, "op": "upsert", "id": "d", "doc": {"title": "two"}},
-        {"seq": 8, "op": "delete", "id": "nope"},
+        Change(6, "upsert", "d", {"title": "one"}),
+        Change(7, "upsert", "d", {"title": "two"}),
+        Change(8, "delete", "nope"),
     ])
-    assert e.get("d")["title"] == "two" and e.search({"q": "one"})["total"] == 0
+    assert e.get("d")["title"] == "two" and e.search(Query(q="one")).total == 0
     # flush removes everything before it; later changes in the batch stay
     e.apply([
-        {"seq": 9, "op": "flush"},
-        {"seq": 10, "op": "upsert", "id": "z", "doc": {"title": "after flush"}},
+        Change(9, "flush"),
+        Change(10, "upsert", "z", {"title": "after flush"}),
     ])
     assert e.doc_count == 1 and e.get("c") is None
-    assert ids(e.search({"q": ""})) == ["z"] and e.applied_seq == 10
+    assert ids(e.search(Query(q=""))) == ["z"] and e.applied_seq == 10
     e.close()
     e2 = ShardEngine(tmp_path / "shard", SMALL)
-    assert e2.doc_count == 1 and e2.applied_seq == 10 and ids(e2.search({"q": "flush"})) == ["z"]
+    assert e2.doc_count == 1 and e2.applied_seq == 10 and ids(e2.search(Query(q="flush"))) == ["z"]
     e2.close()
 
 
@@ -111,31 +111,56 @@ def test_applied_seq_persisted_and_replay_skipped(tmp_path):
     assert e.applied_seq == 2 and e.doc_count == 2
     # replay after a crash: seq 1-2 are skipped, seq 3 applied
     out = e.apply([
-        {"seq": 1, "op": "delete", "id": "1"},
-        {"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "changed"}},
-        {"seq": 3, "op": "upsert", "id": "3", "doc": {"title": "gamma"}},
+        Change(1, "delete", "1"),
+        Change(2, "upsert", "2", {"title": "changed"}),
+        Change(3, "upsert", "3", {"title": "gamma"}),
     ])
     assert out == 3 and e.doc_count == 3
     assert e.get("1") is not None and e.get("2")["title"] == "beta"
     # a fully replayed batch is a no-op
-    assert e.apply([{"seq": 3, "op": "delete", "id": "3"}]) == 3 and e.get("3") is not None
+    assert e.apply([Change(3, "delete", "3")]) == 3 and e.get("3") is not None
     e.close()
     e = ShardEngine(tmp_path / "shard", SMALL)
-    assert e.applied_seq == 3 and sorted(ids(e.search({"q": "", "limit": 10}))) == ["1", "2", "3"]
+    assert e.applied_seq == 3 and sorted(ids(e.search(Query(q="", limit=10)))) == ["1", "2", "3"]
+    e.close()
+
+
+@pytest.mark.parametrize("persist", ["inline", "helper"])
+def test_advance_moves_the_sequence_and_persists_it(tmp_path, monkeypatch, persist):
+    if persist == "inline":
+        monkeypatch.setattr(shard, "persist_mode", lambda: "inline")
+    e = make(tmp_path, [{"id": "1", "title": "alpha"}])
+    assert e.apply([Change(5, "advance")]) == 5 and e.doc_count == 1
+    assert e.apply([Change(4, "advance")]) == 5  # at or below the applied sequence: skipped
+    assert e.search(Query(q="alpha")).applied_seq == 5
+    assert e.flush() == 5 and e.persisted_seq == 5
+    e.close()
+    e = ShardEngine(tmp_path / "shard", SMALL)
+    assert e.applied_seq == 5 and e.get("1") is not None
+    e.close()
+
+
+def test_bad_changes_are_refused(tmp_path):
+    e = make(tmp_path, [])
+    for bad in (Change(1, "upsert", None, {"title": "x"}), Change(1, "delete"), Change(1, "nope", "a")):  # type: ignore[arg-type]
+        with pytest.raises(EngineError) as ei:
+            e.apply([bad])
+        assert ei.value.code == "CHANGE_INVALID"
+    assert e.applied_seq == 0 and e.doc_count == 0
     e.close()
 
 
 def test_reopen_keeps_data_and_search(tmp_path):
     docs = [{"id": str(i), "title": f"widget model {i}", "brand": "Acme" if i % 2 else "Zed", "price": i} for i in range(50)]
     e = make(tmp_path, docs)
-    before = e.search({"q": "widget 7", "facets": [{"field": "brand"}], "limit": 5})
+    before = e.search(Query(q="widget 7", facets=(Facet("brand"),), limit=5))
     e.close()
     with pytest.raises(EngineError):
-        e.search({"q": "widget"})
+        e.search(Query(q="widget"))
     e = ShardEngine(tmp_path / "shard", SMALL)
-    after = e.search({"q": "widget 7", "facets": [{"field": "brand"}], "limit": 5})
-    assert ids(after) == ids(before) and after["facets"] == before["facets"]
-    assert after["hits"][0]["id"] == "7"
+    after = e.search(Query(q="widget 7", facets=(Facet("brand"),), limit=5))
+    assert ids(after) == ids(before) and after.facets == before.facets
+    assert after.hits[0].id == "7"
     e.close()
 
 
@@ -146,10 +171,10 @@ def test_mapping_change_on_reopen_rebuilds(tmp_path):
     foreign.write_text('{"throughSeq": 7}')
     m2 = {"idField": "id", "fields": {**SMALL["fields"], "brand": {"type": "keyword", "searchable": False, "filterable": True}}}
     e = ShardEngine(tmp_path / "shard", m2)
-    assert e.doc_count == 1 and e.search({"q": "acme"})["total"] == 0 and e.search({"q": "alpha"})["total"] == 1
+    assert e.doc_count == 1 and e.search(Query(q="acme")).total == 0 and e.search(Query(q="alpha")).total == 1
     assert foreign.read_text() == '{"throughSeq": 7}' and e.applied_seq == 1
-    e.apply([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "beta", "brand": "Acme"}}])
-    assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 2
+    e.apply([Change(2, "upsert", "2", {"title": "beta", "brand": "Acme"})])
+    assert e.search(Query(q="", filters={"brand": "Acme"})).total == 2
     e.close()
 
 
@@ -157,10 +182,10 @@ def test_get_drops_unretrievable_and_retrieve_list(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "alpha", "secret": "s3", "extra": {"x": 1}}])
     doc = e.get("1")
     assert doc == {"id": "1", "title": "alpha", "extra": {"x": 1}}  # unmapped fields kept
-    hit = e.search({"q": "alpha"})["hits"][0]
-    assert "secret" not in hit["document"] and hit["document"]["extra"] == {"x": 1}
-    hit = e.search({"q": "alpha", "retrieve": ["title"]})["hits"][0]
-    assert hit["document"] == {"id": "1", "title": "alpha"}
+    hit = e.search(Query(q="alpha")).hits[0]
+    assert "secret" not in hit.document and hit.document["extra"] == {"x": 1}
+    hit = e.search(Query(q="alpha", retrieve=("title",))).hits[0]
+    assert hit.document == {"id": "1", "title": "alpha"}
     assert e.get("missing") is None
     e.close()
 
@@ -168,16 +193,16 @@ def test_get_drops_unretrievable_and_retrieve_list(tmp_path):
 def test_errors_for_unsortable_unfilterable_unfacetable(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "alpha"}])
     with pytest.raises(EngineError) as ei:
-        e.search({"q": "a", "sort": [["title", "asc"]]})
+        e.search(Query(q="a", sort=(SortKey("title"),)))
     assert ei.value.code == "FIELD_NOT_SORTABLE"
     with pytest.raises(EngineError) as ei:
-        e.search({"q": "a", "filters": {"title": "x"}})
+        e.search(Query(q="a", filters={"title": "x"}))
     assert ei.value.code == "FIELD_NOT_FILTERABLE"
     with pytest.raises(EngineError) as ei:
-        e.search({"q": "a", "facets": [{"field": "stock"}]})
+        e.search(Query(q="a", facets=(Facet("stock"),)))
     assert ei.value.code == "FIELD_NOT_FACETABLE"
     with pytest.raises(EngineError) as ei:
-        e.search({"q": "a", "fields": {"price": {"weight": 2}}})
+        e.search(Query(q="a", fields={"price": FieldWeight(weight=2)}))
     assert ei.value.code == "FIELD_NOT_SEARCHABLE"
     e.close()
 
@@ -199,7 +224,7 @@ LANG_CASES = {
 def test_languages_stem(tmp_path, language):
     doc_text, query = LANG_CASES[language]
     e = make(tmp_path, [{"id": "1", "title": doc_text}, {"id": "2", "title": "zzz other"}], language=language)
-    res = e.search({"q": query, "typo": {"enabled": False}})
+    res = e.search(Query(q=query, typo=Typo(enabled=False)))
     assert ids(res) == ["1"], (language, res)
     e.close()
 
@@ -214,16 +239,15 @@ def test_compaction_keeps_results(tmp_path):
         batch = []
         for i in range(1500):
             seq += 1
-            batch.append({"seq": seq, "op": "upsert", "id": str(i),
-                          "doc": {"title": f"item {COLORS[rnd]} n{i}", "price": i, "brand": "Acme" if i % 3 == 0 else "Zed"}})
+            batch.append(Change(seq, "upsert", str(i), {"title": f"item {COLORS[rnd]} n{i}", "price": i, "brand": "Acme" if i % 3 == 0 else "Zed"}))
         e.apply(batch)
     assert e.doc_count == 1500
     assert e._mem.n < 3000  # dead slots were compacted
-    assert e.search({"q": "gold"})["total"] == 1500
-    assert e.search({"q": "green"})["total"] == 0
-    r = e.search({"q": "n42 gold", "facets": [{"field": "brand"}]})
-    assert ids(r)[0] == "42" and r["facets"]["brand"] == {"Acme": 1}
-    assert e.search({"q": "", "filters": {"brand": "Acme"}})["total"] == 500
+    assert e.search(Query(q="gold")).total == 1500
+    assert e.search(Query(q="green")).total == 0
+    r = e.search(Query(q="n42 gold", facets=(Facet("brand"),)))
+    assert ids(r)[0] == "42" and r.facets["brand"] == {"Acme": 1}
+    assert e.search(Query(q="", filters={"brand": "Acme"})).total == 500
     e.close()
 
 
@@ -233,24 +257,20 @@ def test_apply_is_incremental(tmp_path):
     mem = e._mem
     untouched = mem.postings["title"]["blue"].docs
     touched = mem.postings["title"]["widget"].docs
-    e.apply([{"seq": 3001 + i, "op": "upsert", "id": f"n{i}", "doc": {"title": f"widget red {i}"}} for i in range(50)])
+    e.apply([Change(3001 + i, "upsert", f"n{i}", {"title": f"widget red {i}"}) for i in range(50)])
     assert mem.postings["title"]["blue"].docs is untouched  # no rebuild of untouched terms
     assert mem.postings["title"]["widget"].docs is not touched
     assert len(mem.postings["title"]["widget"].docs) == 3050
-    assert e.search({"q": "widget red"})["total"] == 1550
+    assert e.search(Query(q="widget red")).total == 1550
     e.close()
 
 
 def test_search_not_blocked_by_whoosh_commit(tmp_path, monkeypatch):
     """Inline persistence: the Whoosh commit runs inside apply, outside the read lock."""
-    import threading
-
-    import search_workers.engine.engine as engine_mod
-
-    monkeypatch.setattr(engine_module, "persist_mode", lambda: "inline")
+    monkeypatch.setattr(shard, "persist_mode", lambda: "inline")
     e = make(tmp_path, [{"id": "1", "title": "alpha"}])
     gate = threading.Event()
-    real_writer = engine_mod._fast_writer
+    real_writer = whoosh_store.fast_writer
 
     def slow_writer(*a, **kw):
         w = real_writer(*a, **kw)
@@ -263,16 +283,16 @@ def test_search_not_blocked_by_whoosh_commit(tmp_path, monkeypatch):
         w.commit = commit
         return w
 
-    monkeypatch.setattr(engine_mod, "_fast_writer", slow_writer)
-    t = threading.Thread(target=e.apply, args=([{"seq": 2, "op": "upsert", "id": "2", "doc": {"title": "alpha beta"}}],))
+    monkeypatch.setattr(whoosh_store, "fast_writer", slow_writer)
+    t = threading.Thread(target=e.apply, args=([Change(2, "upsert", "2", {"title": "alpha beta"})],))
     t.start()
     try:
         # the commit is stuck: searches still answer, from the previous state
-        assert ids(e.search({"q": "alpha"})) == ["1"] and e.applied_seq == 1
+        assert ids(e.search(Query(q="alpha"))) == ["1"] and e.applied_seq == 1
     finally:
         gate.set()
         t.join(10)
-    assert sorted(ids(e.search({"q": "alpha"}))) == ["1", "2"] and e.applied_seq == 2
+    assert sorted(ids(e.search(Query(q="alpha")))) == ["1", "2"] and e.applied_seq == 2
     e.close()
 
 
@@ -285,16 +305,16 @@ def test_write_behind_groups_commits_without_duplicates(tmp_path):
         batch = []
         for i in range(50):
             seq += 1
-            batch.append({"seq": seq, "op": "upsert", "id": str(i), "doc": {"title": f"widget r{round_}"}})
+            batch.append(Change(seq, "upsert", str(i), {"title": f"widget r{round_}"}))
         seq += 1
-        batch.append({"seq": seq, "op": "delete", "id": str(round_)})
+        batch.append(Change(seq, "delete", str(round_)))
         e.apply(batch)
         # search reflects the change on return, whatever is persisted
-        assert e.search({"q": f"r{round_}", "limit": 0})["total"] == 49
+        assert e.search(Query(q=f"r{round_}", limit=0)).total == 49
     assert e.persisted_seq <= e.applied_seq == seq
     assert e.flush() == seq and e.persisted_seq == seq
-    e.apply([{"seq": seq + 1, "op": "flush"}, {"seq": seq + 2, "op": "upsert", "id": "x", "doc": {"title": "fresh"}}])
-    e.apply([{"seq": seq + 3, "op": "upsert", "id": "x", "doc": {"title": "fresher"}}])
+    e.apply([Change(seq + 1, "flush"), Change(seq + 2, "upsert", "x", {"title": "fresh"})])
+    e.apply([Change(seq + 3, "upsert", "x", {"title": "fresher"})])
     e.close()
     assert e.persisted_seq == seq + 3
     e2 = ShardEngine(tmp_path / "shard", SMALL)
@@ -305,10 +325,10 @@ def test_write_behind_groups_commits_without_duplicates(tmp_path):
 
 
 def test_inline_persistence(tmp_path, monkeypatch):
-    monkeypatch.setattr(engine_module, "persist_mode", lambda: "inline")
+    monkeypatch.setattr(shard, "persist_mode", lambda: "inline")
     e = make(tmp_path, [{"id": "1", "title": "alpha"}, {"id": "2", "title": "beta"}])
     assert e.persisted_seq == e.applied_seq == 2
-    e.apply([{"seq": 3, "op": "delete", "id": "1"}])
+    e.apply([Change(3, "delete", "1")])
     assert e.persisted_seq == 3
     e.close()
     e2 = ShardEngine(tmp_path / "shard", SMALL)
@@ -318,14 +338,12 @@ def test_inline_persistence(tmp_path, monkeypatch):
 
 def test_stored_documents_cost_their_size_not_a_json_buffer(tmp_path):
     """orjson's output keeps its 4 KiB buffer; documents held in memory are exact copies."""
-    import tracemalloc
-
     e = ShardEngine(tmp_path / "shard", SMALL)
     docs = [{"title": f"widget {i} blue", "price": i} for i in range(2000)]
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        e.apply([{"seq": i + 1, "op": "upsert", "id": str(i), "doc": d} for i, d in enumerate(docs)])
+        e.apply([Change(i + 1, "upsert", str(i), d) for i, d in enumerate(docs)])
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
@@ -335,16 +353,11 @@ def test_stored_documents_cost_their_size_not_a_json_buffer(tmp_path):
 
 def test_a_cleanly_closed_shard_reopens_from_its_memory_snapshot(tmp_path, monkeypatch):
     """No document is re-analysed when the snapshot matches; any mismatch rebuilds from Whoosh."""
-    import shutil
-
-    from search_workers.engine import snapshot
-    from search_workers.engine.memindex import MemIndex
-
     docs = [{"id": str(i), "title": f"widget {i} {'red' if i % 2 else 'blue'}", "brand": f"b{i % 3}",
              "price": float(i)} for i in range(60)]
-    query = {"q": "widget red", "facets": ["brand"], "sort": ["price:desc"], "limit": 5}
+    query = Query(q="widget red", facets=(Facet("brand"),), sort=(SortKey("price", desc=True),), limit=5)
     e = make(tmp_path, docs)
-    e.apply([{"seq": 61, "op": "delete", "id": "1"}])
+    e.apply([Change(61, "delete", "1")])
     before = e.search(query)
     e.close()
     path = tmp_path / "shard"
@@ -357,18 +370,18 @@ def test_a_cleanly_closed_shard_reopens_from_its_memory_snapshot(tmp_path, monke
     e = ShardEngine(path, SMALL)
     assert e.applied_seq == 61 and e.search(query) == before and e.get("1") is None
     monkeypatch.setattr(MemIndex, "add", real_add)
-    e.apply([{"seq": 62, "op": "upsert", "id": "x", "doc": {"title": "widget red new", "price": 999.0}}])
+    e.apply([Change(62, "upsert", "x", {"title": "widget red new", "price": 999.0})])
     e.close()
 
     # a crash after more changes: the snapshot is older than Whoosh, so the shard is rebuilt
     shutil.copy(saved_at_61, path / snapshot.FILE)
     e = ShardEngine(path, SMALL)
-    assert e.applied_seq == 62 and e.search(query)["hits"][0]["id"] == "x"
+    assert e.applied_seq == 62 and e.search(query).hits[0].id == "x"
     e.close()
     # a damaged snapshot is ignored
     (path / snapshot.FILE).write_bytes(b"not a pickle")
     e = ShardEngine(path, SMALL)
-    assert e.applied_seq == 62 and e.search(query)["hits"][0]["id"] == "x"
+    assert e.applied_seq == 62 and e.search(query).hits[0].id == "x"
     e.close()
     assert (path / snapshot.FILE).exists()
     # another mapping: rebuilt (and the Whoosh index rewritten) whatever the snapshot says, and
@@ -376,25 +389,23 @@ def test_a_cleanly_closed_shard_reopens_from_its_memory_snapshot(tmp_path, monke
     other = {**SMALL, "fields": {**SMALL["fields"], "price": {"type": "float", "filterable": True, "sortable": True}}}
     e = ShardEngine(path, other)
     assert not (path / snapshot.FILE).exists()
-    assert e.search({"q": "", "facets": ["brand"], "limit": 0})["total"] == 60
+    assert e.search(Query(q="", facets=(Facet("brand"),), limit=0)).total == 60
     with pytest.raises(EngineError):
-        e.search({"q": "", "facets": ["price"]})
+        e.search(Query(q="", facets=(Facet("price"),)))
     e.close(snapshot_memory=False)  # as if it had crashed
     e = ShardEngine(path, SMALL)  # back to the first mapping: rewritten again, and it works
-    e.apply([{"seq": 63, "op": "upsert", "id": "y", "doc": {"title": "widget", "brand": "b9", "price": 1.0}}])
-    assert e.search({"q": "", "facets": ["brand"], "limit": 0})["facets"]["brand"]["b9"] == 1
+    e.apply([Change(63, "upsert", "y", {"title": "widget", "brand": "b9", "price": 1.0})])
+    assert e.search(Query(q="", facets=(Facet("brand"),), limit=0)).facets["brand"]["b9"] == 1
     e.close()
 
 
 def test_a_worn_shard_saves_no_snapshot_and_is_rebuilt_clean(tmp_path):
     """After most documents are gone, the dictionary is full of dead terms: rebuild it on open."""
-    from search_workers.engine import snapshot
-
     e = make(tmp_path, [{"id": str(i), "title": f"word{i} common"} for i in range(100)])
-    e.apply([{"seq": 101 + i, "op": "delete", "id": str(i)} for i in range(60)])
+    e.apply([Change(101 + i, "delete", str(i)) for i in range(60)])
     e.close()
     assert not (tmp_path / "shard" / snapshot.FILE).exists()
     e = ShardEngine(tmp_path / "shard", SMALL)
-    assert e.search({"q": "common", "limit": 0})["total"] == 40 and "word5" not in e._mem.term_df
+    assert e.search(Query(q="common", limit=0)).total == 40 and "word5" not in e._mem.term_df
     e.close()
     assert (tmp_path / "shard" / snapshot.FILE).exists()  # clean now

@@ -10,13 +10,11 @@ import numpy as np
 import pytest
 
 from benchmarks.relevance import key_of, make_typo, model_query
+from search_workers.engine.query import build_clauses, candidate_slots, plan_clauses, score_plans
+from shared.contract import Boost, BoostFilter, Facet, FacetRange, FieldWeight, Query, SortKey, Typo
 
-from .conftest import FIELDS
+from .conftest import FIELDS, ids
 from .test_engine_basics import make
-
-
-def ids(res):
-    return [h["id"] for h in res["hits"]]
 
 
 def find(products, name_start):
@@ -24,7 +22,7 @@ def find(products, name_start):
 
 
 def S(engine, q, **kw):
-    return engine.search({"q": q, "fields": FIELDS, **kw})
+    return engine.search(Query(q=q, fields=FIELDS, **kw))
 
 
 # ---------------------------------------------------------------- relevance on the catalog
@@ -38,16 +36,16 @@ def test_brand_model_query_finds_product_first(bestbuy, products):
         if not q:
             continue
         total += 1
-        top = S(bestbuy, q, limit=1)["hits"]
-        ok += bool(top) and (int(top[0]["id"]) == i or keys.get(int(top[0]["id"])) == keys[i])
+        top = S(bestbuy, q, limit=1).hits
+        ok += bool(top) and (int(top[0].id) == i or keys.get(int(top[0].id)) == keys[i])
     assert ok / total >= 0.97, (ok, total)
 
 
 def test_exact_beats_wrong_model(bestbuy, products):
     target = find(products, "Samsung - Galaxy S7 edge 32GB")
-    top = S(bestbuy, "samsung galaxy s7 edge 32gb", limit=3)["hits"]
-    assert "S7 edge 32GB" in top[0]["document"]["name"]
-    assert any(h["id"] == target or "Galaxy S7 edge 32GB" in h["document"]["name"] for h in top)
+    top = S(bestbuy, "samsung galaxy s7 edge 32gb", limit=3).hits
+    assert "S7 edge 32GB" in top[0].document["name"]
+    assert any(h.id == target or "Galaxy S7 edge 32GB" in h.document["name"] for h in top)
 
 
 @pytest.mark.parametrize("typo,kind", [
@@ -57,9 +55,9 @@ def test_exact_beats_wrong_model(bestbuy, products):
 def test_one_typo_still_top10(bestbuy, products, typo, kind):
     q = "samsung galaxy s7 edge 32gb".replace("samsung" if typo.startswith("sam") else "galaxy", typo)
     res = S(bestbuy, q, limit=10)
-    assert res["hits"], q
-    assert not res["relaxed"]
-    assert all("Galaxy S7 edge" in h["document"]["name"] for h in res["hits"][:3]), (kind, [h["document"]["name"] for h in res["hits"][:3]])
+    assert res.hits, q
+    assert not res.relaxed
+    assert all("Galaxy S7 edge" in h.document["name"] for h in res.hits[:3]), (kind, [h.document["name"] for h in res.hits[:3]])
 
 
 def test_typo_sample_top10(bestbuy, products):
@@ -77,24 +75,24 @@ def test_typo_sample_top10(bestbuy, products):
         k = rng.choice(cand)
         words[k] = make_typo(words[k], rng)[0]
         total += 1
-        hits = S(bestbuy, " ".join(words), limit=10)["hits"]
-        ok += any(int(h["id"]) == i or keys.get(int(h["id"])) == keys[i] for h in hits)
+        hits = S(bestbuy, " ".join(words), limit=10).hits
+        ok += any(int(h.id) == i or keys.get(int(h.id)) == keys[i] for h in hits)
     assert ok / total >= 0.97, (ok, total)
 
 
 def test_exact_match_scores_above_typo_match(tmp_path):
     e = make(tmp_path, [{"id": "typo", "title": "samsing charger"}, {"id": "exact", "title": "samsung charger"}])
-    res = e.search({"q": "samsung"})
-    assert ids(res) == ["exact", "typo"] and res["hits"][0]["score"] > res["hits"][1]["score"]
-    assert ids(e.search({"q": "samsung", "typo": {"enabled": False}})) == ["exact"]
+    res = e.search(Query(q="samsung"))
+    assert ids(res) == ["exact", "typo"] and res.hits[0].score > res.hits[1].score
+    assert ids(e.search(Query(q="samsung", typo=Typo(enabled=False)))) == ["exact"]
     e.close()
 
 
 def test_typo_thresholds(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "cat"}, {"id": "2", "title": "smartphone"}])
-    assert e.search({"q": "cot"})["total"] == 0  # 3 letters: no typo allowed
-    assert ids(e.search({"q": "smratphoen"})) == ["2"]  # 10 letters: two typos
-    assert e.search({"q": "smratphoen", "typo": {"minWordSizeTwoTypos": 11}})["total"] == 0
+    assert e.search(Query(q="cot")).total == 0  # 3 letters: no typo allowed
+    assert ids(e.search(Query(q="smratphoen"))) == ["2"]  # 10 letters: two typos
+    assert e.search(Query(q="smratphoen", typo=Typo(min_word_size_two_typos=11))).total == 0
     e.close()
 
 
@@ -104,21 +102,21 @@ def test_typo_thresholds(tmp_path):
 ])
 def test_prefix_of_last_word(bestbuy, q, expect):
     res = S(bestbuy, q, limit=10)
-    assert res["total"] > 0 and not res["relaxed"]
-    assert all(expect.lower() in (h["document"]["name"] + h["document"]["brand"]).lower() for h in res["hits"][:5])
+    assert res.total > 0 and not res.relaxed
+    assert all(expect.lower() in (h.document["name"] + h.document["brand"]).lower() for h in res.hits[:5])
 
 
 def test_prefix_scores_below_exact(tmp_path):
     e = make(tmp_path, [{"id": "long", "title": "phonebook"}, {"id": "exact", "title": "phone"}])
-    assert ids(e.search({"q": "phone"})) == ["exact", "long"]
-    assert ids(e.search({"q": "phone", "fields": {"title": {"weight": 1, "prefix": False}}})) == ["exact"]
+    assert ids(e.search(Query(q="phone"))) == ["exact", "long"]
+    assert ids(e.search(Query(q="phone", fields={"title": FieldWeight(prefix=False)}))) == ["exact"]
     e.close()
 
 
 def test_plural_and_singular(bestbuy):
     a = S(bestbuy, "car charger", limit=50)
     b = S(bestbuy, "car chargers", limit=50)
-    assert a["total"] == b["total"] > 0
+    assert a.total == b.total > 0
     assert set(ids(a)) == set(ids(b))
 
 
@@ -132,14 +130,14 @@ def test_model_code_variants(tmp_path):
     ]
     e = make(tmp_path, docs)
     for q in ["SM-G930", "sm g930", "smg930", "SMG930", "sm-g930", "g930"]:
-        assert ids(e.search({"q": q}))[:1] == ["s7"], q
+        assert ids(e.search(Query(q=q)))[:1] == ["s7"], q
     for q in ["iPhone8", "iphone 8", "iphone-8"]:
-        top = ids(e.search({"q": q}))
+        top = ids(e.search(Query(q=q)))
         assert set(top[:2]) == {"i8", "i8p"}, (q, top)
     for q in ["128GB", "128 gb", "128gb"]:
-        assert ids(e.search({"q": q}))[:1] == ["i7"], q
+        assert ids(e.search(Query(q=q)))[:1] == ["i7"], q
     for q in ["64GB", "64 gb"]:
-        assert set(ids(e.search({"q": q}))[:2]) == {"s6", "i8"}, q
+        assert set(ids(e.search(Query(q=q)))[:2]) == {"s6", "i8"}, q
     e.close()
 
 
@@ -151,30 +149,30 @@ def test_single_digit_ranking(tmp_path, bestbuy):
         {"id": "7b", "title": "Apple iPhone 7 Plus 128GB"},
     ]
     e = make(tmp_path, docs)
-    assert set(ids(e.search({"q": "iphone 7"}))[:2]) == {"7a", "7b"}
-    assert ids(e.search({"q": "iphone 7 plus"}))[0] == "7b"
+    assert set(ids(e.search(Query(q="iphone 7")))[:2]) == {"7a", "7b"}
+    assert ids(e.search(Query(q="iphone 7 plus")))[0] == "7b"
     e.close()
-    top = S(bestbuy, "iphone 7", limit=10)["hits"]
+    top = S(bestbuy, "iphone 7", limit=10).hits
     assert len(top) == 10
-    assert all("7" in h["document"]["name"] for h in top), [h["document"]["name"] for h in top]
+    assert all("7" in h.document["name"] for h in top), [h.document["name"] for h in top]
 
 
 def test_all_words_fallback_never_empty(bestbuy):
     res = S(bestbuy, "samsung galaxy qqzzxxyy", limit=5)
-    assert res["total"] > 0 and res["relaxed"] and res["droppedWords"] == ["qqzzxxyy"]
-    assert len(res["hits"]) == 5 and all("samsung" in h["document"]["name"].lower() for h in res["hits"])
+    assert res.total > 0 and res.relaxed and res.dropped_words == ["qqzzxxyy"]
+    assert len(res.hits) == 5 and all("samsung" in h.document["name"].lower() for h in res.hits)
     # two words that never occur together: least discriminative word dropped first
     res = S(bestbuy, "otterbox nokia", limit=5)
-    assert res["total"] > 0 and res["relaxed"] and len(res["droppedWords"]) == 1
+    assert res.total > 0 and res.relaxed and len(res.dropped_words) == 1
     # no relaxation when asked not to
-    assert S(bestbuy, "samsung galaxy qqzzxxyy", relax=False)["total"] == 0
+    assert S(bestbuy, "samsung galaxy qqzzxxyy", relax=False).total == 0
 
 
 def test_operator_or(bestbuy):
     both = S(bestbuy, "otterbox nokia", operator="or", limit=2000)
-    ob = S(bestbuy, "otterbox", limit=2000)["total"]
-    nk = S(bestbuy, "nokia", limit=2000)["total"]
-    assert max(ob, nk) <= both["total"] <= ob + nk and not both["relaxed"]
+    ob = S(bestbuy, "otterbox", limit=2000).total
+    nk = S(bestbuy, "nokia", limit=2000).total
+    assert max(ob, nk) <= both.total <= ob + nk and not both.relaxed
 
 
 @pytest.mark.parametrize("q", ['name:foo*', '"(', 'AND', 'OR NOT -', '*', ')(][', 'a AND b', '\\', '~!@#$%^&*', 'brand:Apple', ''])
@@ -182,15 +180,15 @@ def test_special_characters_are_text(bestbuy, products, q):
     """No query syntax: the answer is that of the query's words alone; punctuation alone browses all."""
     words = re.sub(r"\W+", " ", q).strip()
     res, plain = S(bestbuy, q, limit=3), S(bestbuy, words, limit=3)
-    assert (res["total"], ids(res)) == (plain["total"], ids(plain))
-    assert res["total"] == len(products) if not words else 0 < res["total"] < len(products)
+    assert (res.total, ids(res)) == (plain.total, ids(plain))
+    assert res.total == len(products) if not words else 0 < res.total < len(products)
 
 
 def test_operators_are_plain_words(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "Rock AND Roll"}, {"id": "2", "title": "rock pop"}, {"id": "3", "title": "title foo"}])
-    assert ids(e.search({"q": "and"})) == ["1"]
-    assert ids(e.search({"q": "rock AND"})) == ["1"]
-    assert ids(e.search({"q": "title:foo*"}))[0] == "3"  # words "title" and "foo", no field syntax
+    assert ids(e.search(Query(q="and"))) == ["1"]
+    assert ids(e.search(Query(q="rock AND"))) == ["1"]
+    assert ids(e.search(Query(q="title:foo*")))[0] == "3"  # words "title" and "foo", no field syntax
     e.close()
 
 
@@ -200,9 +198,9 @@ def brute(products, pred):
 
 
 def all_ids(engine, query):
-    res = engine.search({**query, "limit": 100000})
-    assert res["total"] == len(res["hits"])
-    return {h["id"] for h in res["hits"]}
+    res = engine.search(Query(**query, limit=100000))
+    assert res.total == len(res.hits)
+    return {h.id for h in res.hits}
 
 
 def test_filters_terms_range_not_ids(bestbuy, products):
@@ -226,7 +224,7 @@ def test_filters_bool_date_int(tmp_path):
         {"id": "3", "title": "a", "released": "2025-02-01T10:00:00+02:00", "stock": 12},
     ]
     e = make(tmp_path, docs)
-    q = lambda f: sorted(ids(e.search({"q": "", "filters": f})))  # noqa: E731
+    q = lambda f: sorted(ids(e.search(Query(q="", filters=f))))  # noqa: E731
     assert q({"inStock": True}) == ["1"]
     assert q({"inStock": False}) == ["2"]
     assert q({"not": {"inStock": True}}) == ["2", "3"]
@@ -236,16 +234,16 @@ def test_filters_bool_date_int(tmp_path):
     assert q({"stock": [0, 12]}) == ["2", "3"]
     assert q({"tags": "y"}) == ["1", "2"]
     assert q({"tags": ["x"], "stock": {"gte": 1}}) == ["1"]
-    r = e.search({"q": "", "facets": [{"field": "inStock"}, {"field": "tags"}]})
-    assert r["facets"] == {"inStock": {"true": 1, "false": 1}, "tags": {"x": 1, "y": 2}}
+    r = e.search(Query(q="", facets=(Facet("inStock"), Facet("tags"))))
+    assert r.facets == {"inStock": {"true": 1, "false": 1}, "tags": {"x": 1, "y": 2}}
     e.close()
 
 
 def test_disjunctive_facets_match_brute_force(bestbuy, products):
     flt = {"brand": ["Samsung", "Apple"], "categories": ["Cell Phone Cases"], "price": {"lt": 60}}
-    ranges = [{"to": 20, "label": "cheap"}, {"from": 20, "to": 50, "label": "mid"}, {"from": 50, "label": "high"}]
-    res = bestbuy.search({"q": "", "filters": flt, "limit": 0,
-                          "facets": [{"field": "brand"}, {"field": "categories"}, {"field": "price", "type": "range", "ranges": ranges}]})
+    ranges = (FacetRange(end=20, label="cheap"), FacetRange(20, 50, "mid"), FacetRange(start=50, label="high"))
+    res = bestbuy.search(Query(q="", filters=flt, limit=0,
+                               facets=(Facet("brand"), Facet("categories"), Facet("price", type="range", ranges=ranges))))
     in_cat = lambda p: "Cell Phone Cases" in p["categories"]  # noqa: E731
     in_brand = lambda p: p["brand"] in ("Samsung", "Apple")  # noqa: E731
     cheap = lambda p: p["price"] < 60  # noqa: E731
@@ -253,37 +251,37 @@ def test_disjunctive_facets_match_brute_force(bestbuy, products):
     exp_cat = Counter(c for p in products if in_brand(p) and cheap(p) for c in set(p["categories"]))
     base = [p for p in products if in_brand(p) and in_cat(p)]
     exp_price = [sum(p["price"] < 20 for p in base), sum(20 <= p["price"] < 50 for p in base), sum(p["price"] >= 50 for p in base)]
-    assert res["facets"]["brand"] == dict(exp_brand)
-    assert res["facets"]["categories"] == dict(exp_cat)
-    assert res["facets"]["price"] == exp_price
-    assert res["total"] == sum(1 for p in products if in_brand(p) and in_cat(p) and cheap(p))
-    assert res["hits"] == []
+    assert res.facets["brand"] == dict(exp_brand)
+    assert res.facets["categories"] == dict(exp_cat)
+    assert res.facets["price"] == exp_price
+    assert res.total == sum(1 for p in products if in_brand(p) and in_cat(p) and cheap(p))
+    assert res.hits == []
 
 
 def test_facets_follow_text_query(bestbuy):
-    res = S(bestbuy, "otterbox", limit=0, facets=[{"field": "brand"}], filters={"brand": ["Samsung"]})
+    res = S(bestbuy, "otterbox", limit=0, facets=(Facet("brand"),), filters={"brand": ["Samsung"]})
     matched = all_ids(bestbuy, {"q": "otterbox", "fields": FIELDS})
-    assert sum(res["facets"]["brand"].values()) == len(matched)  # own filter left out
-    assert res["total"] == len(matched & all_ids(bestbuy, {"q": "", "filters": {"brand": "Samsung"}}))
+    assert sum(res.facets["brand"].values()) == len(matched)  # own filter left out
+    assert res.total == len(matched & all_ids(bestbuy, {"q": "", "filters": {"brand": "Samsung"}}))
 
 
 # ---------------------------------------------------------------- sort, paging, highlight, boosts
 def test_sort_monotonic_with_relevance_tiebreak(bestbuy):
     for direction in ("asc", "desc"):
-        res = S(bestbuy, "charger", sort=[["price", direction]], limit=200)
-        prices = [h["document"]["price"] for h in res["hits"]]
+        res = S(bestbuy, "charger", sort=(SortKey("price", desc=direction == "desc"),), limit=200)
+        prices = [h.document["price"] for h in res.hits]
         assert prices == sorted(prices, reverse=direction == "desc") and len(prices) == 200
-        assert [h["sortValues"][0] for h in res["hits"]] == prices
-        for a, b in zip(res["hits"], res["hits"][1:], strict=False):
-            if a["document"]["price"] == b["document"]["price"]:
-                assert a["score"] >= b["score"]
-    res = S(bestbuy, "", sort=[["popularity", "desc"]], limit=50)
-    pops = [h["document"]["popularity"] for h in res["hits"]]
+        assert [h.sort_values[0] for h in res.hits] == prices
+        for a, b in zip(res.hits, res.hits[1:], strict=False):
+            if a.document["price"] == b.document["price"]:
+                assert a.score >= b.score
+    res = S(bestbuy, "", sort=(SortKey("popularity", desc=True),), limit=50)
+    pops = [h.document["popularity"] for h in res.hits]
     assert pops == sorted(pops, reverse=True)
 
 
 def test_paging_without_overlap(bestbuy):
-    for query in ({"q": "case"}, {"q": ""}, {"q": "case", "sort": [["price", "asc"]]}):
+    for query in ({"q": "case"}, {"q": ""}, {"q": "case", "sort": (SortKey("price"),)}):
         full = ids(S(bestbuy, **query, limit=60))
         pages = []
         for page in range(3):
@@ -292,8 +290,8 @@ def test_paging_without_overlap(bestbuy):
 
 
 def test_highlights(bestbuy):
-    res = S(bestbuy, "at&t samsung galax", limit=3, highlight=["name", "brand"])
-    h = res["hits"][0]["highlights"]
+    res = S(bestbuy, "at&t samsung galax", limit=3, highlight=("name", "brand"))
+    h = res.hits[0].highlights
     assert "<em>Samsung</em>" in h["name"] and "<em>Galaxy</em>" in h["name"]
     assert "<em>AT&amp;T</em>" in h["brand"]
     assert "<" not in h["name"].replace("<em>", "").replace("</em>", "")
@@ -301,7 +299,7 @@ def test_highlights(bestbuy):
 
 def test_highlight_escapes_html(tmp_path):
     e = make(tmp_path, [{"id": "1", "title": "<b>Red</b> shoe & sock"}])
-    hl = e.search({"q": "shoe", "highlight": ["title"]})["hits"][0]["highlights"]["title"]
+    hl = e.search(Query(q="shoe", highlight=("title",))).hits[0].highlights["title"]
     assert hl == "&lt;b&gt;Red&lt;/b&gt; <em>shoe</em> &amp; sock"
     e.close()
 
@@ -310,31 +308,29 @@ def test_boosts_boost_filters_exclude_synonyms(tmp_path):
     docs = [{"id": str(i), "title": "usb cable", "stock": i, "brand": "Acme" if i == 3 else "Zed"} for i in range(6)]
     docs.append({"id": "tv", "title": "television stand"})
     e = make(tmp_path, docs)
-    base = ids(e.search({"q": "cable"}))
+    base = ids(e.search(Query(q="cable")))
     assert base == ["0", "1", "2", "3", "4", "5"]  # equal scores: internal order
-    assert ids(e.search({"q": "cable", "boosts": [{"field": "stock", "modifier": "log1p", "weight": 1}]}))[0] == "5"
-    assert ids(e.search({"q": "cable", "boostFilters": [{"filters": {"brand": "Acme"}, "weight": 2}]}))[0] == "3"
-    assert ids(e.search({"q": "cable", "boostFilters": [{"filters": {"brand": "Zed"}, "weight": -1}]}))[0] == "3"
-    assert ids(e.search({"q": "cable", "excludeIds": ["0", "1"]})) == ["2", "3", "4", "5"]
-    assert ids(e.search({"q": "tv", "synonyms": {"tv": [["television"]]}})) == ["tv"]
-    assert ids(e.search({"q": "tv", "synonyms": {"tv": [["television", "stand"]]}})) == ["tv"]
-    assert e.search({"q": "tv"})["total"] == 0
+    assert ids(e.search(Query(q="cable", boosts=(Boost("stock", "log1p", 1),))))[0] == "5"
+    assert ids(e.search(Query(q="cable", boost_filters=(BoostFilter({"brand": "Acme"}, 2),))))[0] == "3"
+    assert ids(e.search(Query(q="cable", boost_filters=(BoostFilter({"brand": "Zed"}, -1),))))[0] == "3"
+    assert ids(e.search(Query(q="cable", exclude_ids=("0", "1")))) == ["2", "3", "4", "5"]
+    assert ids(e.search(Query(q="tv", synonyms={"tv": (("television",),)}))) == ["tv"]
+    assert ids(e.search(Query(q="tv", synonyms={"tv": (("television", "stand"),)}))) == ["tv"]
+    assert e.search(Query(q="tv")).total == 0
     e.close()
 
 
 def test_empty_query_matches_all_and_total(bestbuy, products):
-    res = bestbuy.search({"q": "", "limit": 5})
-    assert res["total"] == len(products) and len(res["hits"]) == 5 and not res["relaxed"]
+    res = bestbuy.search(Query(q="", limit=5))
+    assert res.total == len(products) and len(res.hits) == 5 and not res.relaxed
 
 
 @pytest.mark.parametrize("q", ["samsung galaxy s7", "iphone 6s case", "cell phones", "usb cable", "insignia tv 32", "sony hedphones"])
 def test_candidate_scoring_paths_agree(bestbuy, q):
     """Scores accumulated by slot (broad queries) and looked up per candidate (narrow ones) agree,
     on the all-words candidates and on every clause's docs."""
-    from search_workers.engine.query import build_clauses, candidate_slots, plan_clauses, score_plans
-
     mem = bestbuy._mem
-    plans = plan_clauses(mem, build_clauses(mem, q, {}, None, True), FIELDS)
+    plans = plan_clauses(mem, build_clauses(mem, q, Typo(), None, True), FIELDS)
     union = candidate_slots(mem, plans, True)
     in_all = union[np.logical_and.reduce([s > 0 for s in score_plans(mem, plans, union).clause_scores])]
     assert np.array_equal(candidate_slots(mem, plans, False), in_all)
@@ -355,7 +351,7 @@ def test_relaxation_counts_a_multi_word_synonym_only_where_all_its_words_are(tmp
     finds nothing with all words and drops "bravo" (not: keeps both and answers empty)."""
     e = make(tmp_path, [{"id": "1", "title": "alpha xray"}, {"id": "2", "title": "bravo"},
                         {"id": "3", "title": "charlie yankee"}])
-    res = e.search({"q": "alpha bravo", "synonyms": {"bravo": [["xray", "yankee"]]}, "fields": {"title": {"weight": 1}}})
-    assert (res["total"], ids(res), res["relaxed"], res["droppedWords"]) == (1, ["1"], True, ["bravo"])
-    both = e.search({"q": "alpha bravo", "synonyms": {"bravo": [["alpha", "xray"]]}, "fields": {"title": {"weight": 1}}})
-    assert (ids(both), both["relaxed"]) == (["1"], False)
+    res = e.search(Query(q="alpha bravo", synonyms={"bravo": (("xray", "yankee"),)}, fields={"title": FieldWeight(weight=1)}))
+    assert (res.total, ids(res), res.relaxed, res.dropped_words) == (1, ["1"], True, ["bravo"])
+    both = e.search(Query(q="alpha bravo", synonyms={"bravo": (("alpha", "xray"),)}, fields={"title": FieldWeight(weight=1)}))
+    assert (ids(both), both.relaxed) == (["1"], False)

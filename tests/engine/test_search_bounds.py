@@ -3,6 +3,7 @@ between stages, highlighting cut to a field's first characters (issue 9, item 1)
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 
@@ -12,6 +13,7 @@ from search_workers.engine import SearchTimeout, ShardEngine
 from search_workers.engine import query as engine_query
 from search_workers.local import LocalHost
 from search_workers.merge import _order_terms
+from shared.contract import Query, ShardSpec
 
 from .conftest import upserts
 
@@ -56,9 +58,9 @@ def test_keyword_ranges_match_code_point_comparison(engine):
     for _ in range(300):
         field = rng.choice(["sku", "tags"])
         ops = {op: rng.choice(bounds) for op in rng.sample(["gt", "gte", "lt", "lte"], rng.randint(1, 2))}
-        got = e.search({"q": "", "filters": {field: ops}, "limit": 5000})
-        assert {h["id"] for h in got["hits"]} == _brute(docs, field, ops), ops
-        assert got["total"] == len(_brute(docs, field, ops))
+        got = e.search(Query(q="", filters={field: ops}, limit=5000))
+        assert {h.id for h in got.hits} == _brute(docs, field, ops), ops
+        assert got.total == len(_brute(docs, field, ops))
 
 
 def test_many_keyword_ranges_are_cheap(engine):
@@ -67,7 +69,7 @@ def test_many_keyword_ranges_are_cheap(engine):
     e, _docs = engine
     ranges = [{"sku": {"gte": chr(40 + i), "lt": chr(40 + i) + "~"}} for i in range(64)]
     started = time.perf_counter()
-    e.search({"q": "", "filters": {"or": ranges}})
+    e.search(Query(q="", filters={"or": ranges}))
     assert time.perf_counter() - started < 0.5
 
 
@@ -84,17 +86,17 @@ def test_deadline_stops_the_work_between_clauses(engine, monkeypatch):
     monkeypatch.setattr(engine_query, "_field_mask", slow)
     ranges = [{"sku": {"gte": "a"}} for _ in range(50)]
     with pytest.raises(SearchTimeout):
-        e.search({"q": "", "filters": {"or": ranges}, "timeoutMs": 30})
+        e.search(Query(q="", filters={"or": ranges}, timeout_ms=30))
     assert len(calls) < 20  # stopped soon after the deadline, not after all 50 clauses
-    assert e.search({"q": "phone", "timeoutMs": 2000})["total"] == 3000  # a later search is unaffected
+    assert e.search(Query(q="phone", timeout_ms=2000)).total == 3000  # a later search is unaffected
 
 
 def test_zero_deadline_times_out_and_none_never_does(engine):
     e, _docs = engine
     with pytest.raises(SearchTimeout) as caught:
-        e.search({"q": "phone", "timeoutMs": 0})
+        e.search(Query(q="phone", timeout_ms=0))
     assert caught.value.code == "SEARCH_TIMEOUT"
-    assert e.search({"q": "phone"})["total"] == 3000
+    assert e.search(Query(q="phone")).total == 3000
 
 
 def test_highlight_covers_a_bounded_prefix(tmp_path):
@@ -103,32 +105,28 @@ def test_highlight_covers_a_bounded_prefix(tmp_path):
     try:
         e.apply(upserts([{"id": "big", "name": "zanzibar", "description": words * 200_000}]))  # 5.6 MB
         started = time.perf_counter()
-        hit = e.search({"q": "zanzibar phone", "highlight": ["description"]})["hits"][0]
+        hit = e.search(Query(q="zanzibar phone", highlight=("description",))).hits[0]
         assert time.perf_counter() - started < 1.0
-        highlighted = hit["highlights"]["description"]
+        highlighted = hit.highlights["description"]
         assert highlighted.startswith("<em>zanzibar</em> <em>phone</em>")
         plain = highlighted.replace("<em>", "").replace("</em>", "")
         assert len(plain) == engine_query.HIGHLIGHT_MAX_CHARS
-        assert len(hit["document"]["description"]) == len(words) * 200_000  # the document itself is whole
+        assert len(hit.document["description"]) == len(words) * 200_000  # the document itself is whole
     finally:
         e.close()
 
 
 def test_local_host_deadline_covers_every_shard(tmp_path):
     """Shards searched one after the other share one deadline."""
-    import asyncio
-
-    from search_workers.host import ShardSpec
-
     host = LocalHost(tmp_path)
     spec = ShardSpec("idx", 1, 2, 1, MAPPING)
     asyncio.run(host.open(spec))
     try:
         for s in range(2):
             host._replicas[("idx", 1, s, 0)].apply(upserts([{"id": f"{s}-{i}", "name": "phone"} for i in range(50)]))
-        assert host.search_now("idx", 1, {"q": "phone", "timeoutMs": 2000})["total"] == 100
+        assert host.search_now("idx", 1, Query(q="phone", timeout_ms=2000)).total == 100
         with pytest.raises(SearchTimeout):
-            host.search_now("idx", 1, {"q": "phone", "timeoutMs": 0})
+            host.search_now("idx", 1, Query(q="phone", timeout_ms=0))
     finally:
         asyncio.run(host.close())
 

@@ -1,0 +1,405 @@
+"""The search pipeline of one shard: a :class:`~shared.contract.Query` in, an
+:class:`~shared.contract.Answer` out, evaluated over the shard's :class:`~.memindex.MemIndex`.
+
+* **Queries never touch Whoosh.**  Per-query posting loops in Python are what made raw Whoosh
+  slow (p99 0.5 s, facets 1.7 s).  The in-memory index holds postings as numpy arrays, BM25 field
+  lengths, keyword ordinals (``np.bincount`` facets), numeric/date/boolean columns, a live mask
+  and a term dictionary (sorted list + deletion index for typos); a query is evaluated with
+  vectorised numpy over the candidates that can match (``query.py``).
+* **Cross-shard comparable scores.**  Documents are spread over shards by a hash of the id, so
+  N, document frequencies and average field lengths are statistically near-identical on every
+  shard (for 50k-document shards the idf of any term differing by more than a few percent is
+  rare and limited to very rare terms, where it affects every candidate the same way).  Global
+  statistics would need a second round trip per query (term expansion happens per shard), so
+  none are taken; scores are used as-is by the coordinator's merge.
+
+Semantics of a query (the fields of ``Query``)
+----------------------------------------------
+* ``limit``/``offset``: hits are ranks ``offset .. offset+limit-1`` of this shard (a coordinator
+  asks every shard for ``shard_query(query)`` and slices after merging).  Order is total (sort
+  keys, then score, then internal document order), so pages never overlap.
+* ``Hit.sort_values`` = one value per sort key (numbers, strings, booleans; dates as epoch
+  seconds; ``None`` when missing - missing values sort last in both directions) followed by the
+  score.  Relevance-only queries return ``[score]``.
+* ``facets``: terms facets return every value with a count > 0 (``size``/``sort`` are applied by
+  the coordinator after merging); range facets return one count per range (``start`` inclusive,
+  ``end`` exclusive).  Counts are disjunctive (each facet ignores the filters on its own field)
+  and respect ``exclude_ids``.
+* ``relaxed``/``dropped_words``: with operator ``and`` and no result, words matching nothing are
+  dropped, then the most frequent words one by one.  Shards relax independently; a coordinator
+  that gets unrelaxed hits from some shard should drop relaxed hits of the others (or set
+  ``relax=False``).
+* ``boosts``: score x ``(1 + sum(weight * modifier(max(value, 0))))``; ``boost_filters``: score x
+  ``max(0, 1 + weight)`` per matching entry.  Both work with an empty ``q`` (base score 1).
+* ``synonyms``: keys are single query words (normalised like the query); each alternative is a
+  tuple of words that must all match (in one field).
+* a searchable field's ``analyzer`` (mapping) applies to its query clauses, proximity and
+  highlighting; one term dictionary serves every analysis.
+
+Known gaps: ``suggest`` is not used by the engine (the suggestion index reads it); no
+phrase/position data beyond the first 24 words of each field (used for the proximity bonus).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from shared.contract import Answer, Boost, Facet, FieldWeight, Hit, Query, SortKey
+
+from .errors import Deadline, EngineError
+from .mapping import FieldSpec
+from .memindex import MemIndex, to_number
+from .query import (
+    PROXIMITY_BONUS,
+    PROXIMITY_WINDOW,
+    SAME_FIELD_BONUS,
+    Clause,
+    and_masks,
+    build_clauses,
+    candidate_slots,
+    compile_filters,
+    highlight_text,
+    plan_clauses,
+    proximity_bonus,
+    relax_clauses,
+    score_plans,
+)
+
+DECODE_BYTES_PER_SECOND = 200e6  # orjson on a slow core, for deadline checks
+
+SortFn = tuple[Callable[..., np.ndarray], Callable[..., Any]]
+"""(ascending key over (candidate slots, their scores); the hit's sort value of a slot)."""
+
+
+class ShardSearch:
+    """Answers queries over ``mem`` with the shard's compiled ``fields``; the caller holds the
+    shard's read lock."""
+
+    def __init__(self, mem: MemIndex, fields: dict[str, FieldSpec], id_field: str, hidden: frozenset[str]) -> None:
+        self.mem = mem
+        self.fields = fields
+        self.id_field = id_field
+        self.hidden = hidden  # not retrievable: left out of hits
+        self._all_fields = {f: FieldWeight() for f in mem.searchable}
+        self._boost_cache: dict[tuple, np.ndarray] = {}
+
+    def run(self, query: Query) -> Answer:
+        """Evaluated over the query's candidates (``cands``: sorted live slots that can match) -
+        every array below is aligned with them, so the cost follows the matches, not the shard.
+
+        ``timeout_ms``: past it, :class:`~.errors.SearchTimeout` at the next check between stages
+        (filter clauses, word clauses, facets, hits), so the work stops there."""
+        deadline = Deadline(query.timeout_ms)
+        mem = self.mem
+        n = mem.n
+        q = query.q
+        if not isinstance(q, str):
+            raise EngineError("q must be a string", "QUERY_INVALID", [{"path": "q", "message": "must be a string"}])
+        fields_cfg = query.fields or self._all_fields
+        for fname in fields_cfg:
+            spec = self.fields.get(fname)
+            if spec is None or not spec.searchable:
+                raise EngineError(f"field {fname!r} is not searchable", "FIELD_NOT_SEARCHABLE",
+                                  [{"path": f"fields.{fname}", "message": "field is not searchable"}])
+        limit = max(0, query.limit)
+        offset = max(0, query.offset)
+
+        filters = compile_filters(mem, query.filters, self.id_field, deadline)
+        excl = None
+        if query.exclude_ids:
+            excl = np.ones(n, dtype=bool)
+            slots = [mem.id_to_slot.get(str(i)) for i in query.exclude_ids]
+            slots = [s for s in slots if s is not None]
+            if slots:
+                excl[np.asarray(slots, dtype=np.int64)] = False
+        restrict = [m for _, m in filters] + ([excl] if excl is not None else [])
+        base = and_masks(n, restrict) if restrict else None  # dense; gathered at the candidates
+
+        relaxed = False
+        dropped: list[str] = []
+        matched_terms: set[str] = set()
+        deadline.check()
+        clauses, field_clauses = self._clauses(query, fields_cfg, deadline) if q.strip() else ([], {})
+        if clauses:
+            plans = plan_clauses(mem, clauses, fields_cfg, field_clauses)
+            deadline.check()
+            cands = candidate_slots(mem, plans, any_clause=query.operator == "or")
+            deadline.check()
+            sc = score_plans(mem, plans, cands, deadline=deadline)
+            cm = [s > 0 for s in sc.clause_scores]
+            kept = list(range(len(clauses)))
+            if query.operator == "or":
+                match = np.logical_or.reduce(cm)
+            else:
+                match = and_masks(len(cands), cm)
+                inbase = None if base is None else base[cands]
+                if query.relax and len(clauses) > 1 and not and_masks(len(cands), [match, inbase]).any():
+                    kept, cands = relax_clauses(mem, plans, base, deadline)
+                    sc = score_plans(mem, plans, cands, deadline=deadline)
+                    match = and_masks(len(cands), [sc.clause_scores[i] > 0 for i in kept])
+                    if kept != list(range(len(clauses))):
+                        relaxed = True
+                        dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]
+            matched_terms = sc.matched_terms
+            score = np.zeros(len(cands), dtype=np.float32)
+            for i in kept:
+                score += sc.clause_scores[i]
+            if len(kept) >= 2:
+                wmax = max(c.weight for c in fields_cfg.values())
+                best = np.zeros(len(cands), dtype=np.float32)
+                for fname, fc in fields_cfg.items():
+                    hits = [sc.clause_field_hit[i].get(fname) for i in kept]
+                    if any(h is None for h in hits):
+                        continue
+                    allhit = and_masks(len(cands), hits)
+                    np.maximum(best, allhit * np.float32(fc.weight / wmax), out=best)
+                score *= 1.0 + SAME_FIELD_BONUS * best
+                # proximity on a fixed-size window of the best candidates
+                pc = np.flatnonzero(match if base is None else match & base[cands])
+                if len(pc) > PROXIMITY_WINDOW:
+                    ps = score[pc]
+                    kth = np.partition(ps, len(ps) - PROXIMITY_WINDOW)[len(ps) - PROXIMITY_WINDOW]
+                    pc = pc[ps >= kth]
+                deadline.check()
+                prox = proximity_bonus(mem, q, cands[pc], fields_cfg)
+                if prox is not None:
+                    score[pc] *= 1.0 + PROXIMITY_BONUS * prox
+        else:
+            cands = np.flatnonzero(mem.live[:n])
+            match = np.ones(len(cands), dtype=bool)
+            score = np.ones(len(cands), dtype=np.float32)
+
+        final = match if base is None else match & base[cands]
+        if query.boosts:  # popularity boosts
+            score = score * self._boost_factor(query.boosts)[cands]
+        for bf in query.boost_filters:
+            m = and_masks(n, [x for _, x in compile_filters(mem, bf.filters, self.id_field, deadline)])[cands]
+            score = np.where(m, score * np.float32(max(0.0, 1.0 + float(bf.weight))), score).astype(np.float32)
+
+        total = int(np.count_nonzero(final))
+        facet_match = match if excl is None else match & excl[cands]
+        deadline.check()
+        facets_out = self._facets(query.facets, cands, facet_match, filters, deadline)
+        deadline.check()
+
+        # ranking: positions into cands, ties broken by slot (cands is sorted)
+        k = offset + limit
+        pos = np.flatnonzero(final)
+        sort_keys = self._sort_keys(query.sort)
+        if k == 0 or not len(pos):
+            top = pos[:0]
+        elif not sort_keys:
+            s = score[pos]
+            if k < len(pos):
+                kth = np.partition(s, len(s) - k)[len(s) - k]
+                above = pos[s > kth]
+                ties = pos[s == kth]
+                pos = np.concatenate((above, ties[: k - len(above)]))
+            top = pos[np.lexsort((pos, -score[pos]))][:k]
+        else:
+            keys = [fn(cands[pos], score[pos]) for fn, _ in sort_keys]
+            if k < len(pos):
+                pk = keys[0]
+                kth = np.partition(pk, k - 1)[k - 1]
+                sel = pk <= kth
+                pos = pos[sel]
+                keys = [kk[sel] for kk in keys]
+            top = pos[np.lexsort(tuple([pos, -score[pos], *keys[::-1]]))][:k]  # type: ignore[arg-type]
+        top = top[offset:]
+        return Answer(total=total, hits=self._hits(query, cands[top], score[top], sort_keys, matched_terms, deadline),
+                      facets=facets_out, relaxed=relaxed, dropped_words=dropped)
+
+    def _hits(self, query: Query, slots: np.ndarray, scores: np.ndarray, sort_keys: list[SortFn],
+              matched_terms: set[str], deadline: Deadline) -> list[Hit]:
+        mem = self.mem
+        hidden = self.hidden
+        hl_fields = [f for f in query.highlight if f not in hidden]
+        keep = None if query.retrieve is None else set(query.retrieve) | {self.id_field}
+        out: list[Hit] = []
+        for slot, slot_score in zip(slots.tolist(), scores.tolist(), strict=True):
+            # decoding a document holds the GIL throughout (~30 ms for 9 MB): not started when it
+            # would end past the deadline (an event-loop attempt goes to a thread instead)
+            deadline.check(len(mem.blobs[slot] or b"") / DECODE_BYTES_PER_SECOND)
+            doc = mem.document(slot) or {}
+            hl: dict[str, str] = {}
+            for f in hl_fields:
+                v = doc.get(f)
+                if v is not None:
+                    hl[f] = highlight_text(mem, v, matched_terms, f)
+            if keep is not None:
+                out_doc = {k: v for k, v in doc.items() if k in keep and k not in hidden}
+            else:
+                out_doc = {k: v for k, v in doc.items() if k not in hidden}
+            sv = [val(slot) for _, val in sort_keys] + [slot_score]
+            out.append(Hit(id=mem.ids[slot], score=slot_score, document=out_doc, highlights=hl, sort_values=sv))
+        return out
+
+    def _clauses(self, query: Query, fields_cfg: Mapping[str, FieldWeight],
+                 deadline: Deadline) -> tuple[list[Clause], dict[str, list[Clause]]]:
+        """The query's clauses in the index language, and per queried field whose analyzer
+        differs, the clauses as that analyzer reads the query (built once per analyzer)."""
+        mem = self.mem
+        q = query.q
+        allow_prefix = any(c.prefix for c in fields_cfg.values())
+        clauses = build_clauses(mem, q, query.typo, query.synonyms, allow_prefix, deadline=deadline)
+        by_an: dict[int, list[Clause]] = {id(mem.analyzer): clauses}
+        field_clauses: dict[str, list[Clause]] = {}
+        for fname in fields_cfg:
+            an = mem.field_an[fname]
+            if an is not mem.analyzer:
+                if id(an) not in by_an:
+                    by_an[id(an)] = build_clauses(mem, q, query.typo, query.synonyms, allow_prefix, an=an,
+                                                  deadline=deadline)
+                field_clauses[fname] = by_an[id(an)]
+        return clauses, field_clauses
+
+    def _boost_factor(self, boosts: tuple[Boost, ...]) -> np.ndarray:
+        """``1 + sum(weight * modifier(value))`` per slot, cached until the shard changes."""
+        mem = self.mem
+        key = (mem.version, mem.n, boosts)
+        hit = self._boost_cache.get(key)
+        if hit is not None:
+            return hit
+        n = mem.n
+        factor = np.ones(n, dtype=np.float32)
+        for b in boosts:
+            col = mem.num.get(b.field)
+            if col is None:
+                raise EngineError(f"boost field {b.field!r} has no numeric column", "FIELD_NOT_SORTABLE",
+                                  [{"path": "boosts.field", "message": "needs a sortable/filterable numeric field"}])
+            v = np.clip(np.nan_to_num(col[:n], nan=0.0), 0, None)
+            if b.modifier == "log1p":
+                v = np.log1p(v)
+            elif b.modifier == "sqrt":
+                v = np.sqrt(v)
+            factor += (float(b.weight) * v).astype(np.float32)
+        if len(self._boost_cache) >= 8 or any(k[0] != mem.version for k in self._boost_cache):
+            self._boost_cache.clear()
+        self._boost_cache[key] = factor
+        return factor
+
+    def _sort_keys(self, sort: Sequence[SortKey]) -> list[SortFn]:
+        mem = self.mem
+        out: list[SortFn] = []
+        for i, item in enumerate(sort):
+            fname, desc = item.field, item.desc
+            if item.relevance:
+                out.append(((lambda c, s, desc=desc: (-s if desc else s).astype(np.float64)),
+                            (lambda slot: None)))
+                continue
+            spec = self.fields.get(fname)
+            if spec is None or not spec.sortable:
+                raise EngineError(f"field {fname!r} is not sortable", "FIELD_NOT_SORTABLE",
+                                  [{"path": f"sort[{i}]", "message": "field is not sortable"}])
+            if spec.is_numeric:
+                col = mem.num[fname]
+
+                def key(c, s, col=col, desc=desc):
+                    v = col[c]
+                    v = -v if desc else v.copy()
+                    v[np.isnan(v)] = np.inf
+                    return v
+
+                def val(slot, col=col, spec=spec):
+                    x = float(col[slot])
+                    if math.isnan(x):
+                        return None
+                    return int(x) if spec.type == "integer" else x
+
+                out.append((key, val))
+            elif spec.type == "boolean":
+                colb = mem.boo[fname]
+
+                def keyb(c, s, colb=colb, desc=desc):
+                    v = colb[c].astype(np.float64)
+                    v = -v if desc else v
+                    v[colb[c] < 0] = np.inf
+                    return v
+
+                out.append((keyb, lambda slot, colb=colb: None if colb[slot] < 0 else bool(colb[slot])))
+            else:
+                first = mem.kw_first[fname]
+                rank = mem.kw_rank(fname)
+
+                def keyk(c, s, first=first, rank=rank, desc=desc):
+                    f = first[c]
+                    v = np.where(f >= 0, rank[np.maximum(f, 0)] if len(rank) else 0, 0).astype(np.float64)
+                    v = -v if desc else v
+                    v[f < 0] = np.inf
+                    return v
+
+                vals = mem.kw_vals[fname]
+                out.append((keyk, lambda slot, first=first, vals=vals: vals[first[slot]] if first[slot] >= 0 else None))
+        return out
+
+    def _facets(self, facets: Sequence[Facet], cands: np.ndarray, match: np.ndarray,
+                filters: list[tuple[str | None, np.ndarray]], deadline: Deadline) -> dict[str, Any]:
+        """Counts over the matching candidates; each facet ignores the filters on its own field
+        (disjunctive counts)."""
+        mem = self.mem
+        out: dict[str, Any] = {}
+        for i, fdef in enumerate(facets):
+            deadline.check()
+            fname = fdef.field
+            spec = self.fields.get(fname)
+            if spec is None or not spec.facetable:
+                raise EngineError(f"field {fname!r} is not facetable", "FIELD_NOT_FACETABLE",
+                                  [{"path": f"facets[{i}].field", "message": "field is not facetable"}])
+            mask = match.copy()
+            for f, m in filters:
+                if f != fname:
+                    mask &= m[cands]
+            docs = cands[mask]
+            if fdef.type == "range":
+                if not spec.is_numeric:
+                    raise EngineError("range facet on non-numeric field", "FACET_INVALID",
+                                      [{"path": f"facets[{i}].type", "message": "range needs a numeric/date field"}])
+                vals = mem.num[fname][docs]
+                vals = vals[~np.isnan(vals)]
+                counts = []
+                for r in fdef.ranges:
+                    m = np.ones(len(vals), dtype=bool)
+                    if r.start is not None:
+                        m &= vals >= _num(r.start, spec.type)
+                    if r.end is not None:
+                        m &= vals < _num(r.end, spec.type)
+                    counts.append(int(np.count_nonzero(m)))
+                out[fname] = counts
+                continue
+            if spec.type in ("keyword", "keyword[]", "text"):
+                vals_list = mem.kw_vals[fname]
+                cnt = np.bincount(mem.kw_ordinals(fname, docs), minlength=len(vals_list))
+                nz = np.flatnonzero(cnt)
+                out[fname] = dict(zip([vals_list[j] for j in nz.tolist()], cnt[nz].tolist(), strict=True))
+            elif spec.type == "boolean":
+                col = mem.boo[fname][docs]
+                res = {}
+                t, f_ = int(np.count_nonzero(col == 1)), int(np.count_nonzero(col == 0))
+                if t:
+                    res["true"] = t
+                if f_:
+                    res["false"] = f_
+                out[fname] = res
+            else:
+                col = mem.num[fname][docs]
+                col = col[~np.isnan(col)]
+                u, c = np.unique(col, return_counts=True)
+                out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
+        return out
+
+
+def _num(v: Any, ftype: str) -> float:
+    x = to_number(v, ftype)
+    if math.isnan(x):
+        raise EngineError("bad range bound", "FACET_INVALID", [{"path": "facets.ranges", "message": "not a number/date"}])
+    return x
+
+
+def _fmt_num(x: float, ftype: str) -> str:
+    if ftype == "integer" or float(x).is_integer():
+        return str(int(x))
+    return repr(float(x))

@@ -1,0 +1,437 @@
+"""A shard's Whoosh index on disk: its schema, documents and meta document, and the writer.
+
+This is the one module of the engine that touches Whoosh's index, and the one place that patches
+Whoosh internals (``SegmentWriter``'s posting pool, ``add_document`` and ``_flush_segment``, the
+``W3PostingsWriter``'s block buffers), for write speed: Whoosh's writer spends its time in Python
+per posting. Written against ``whoosh3==3.54.0`` (pinned in ``pyproject.toml``); a Whoosh upgrade
+must be checked against :func:`fast_writer` and :func:`_write_postings`. The Whoosh field and
+tokenizer classes (``ShopText``, ``ShopTokenizer``) stay in ``analysis.py``: Whoosh pickles the
+schema into every index with their import path.
+
+Format
+------
+* Every document is a Whoosh document: ``docid`` (unique), ``src`` (the whole document as orjson
+  bytes, stored), one ``t_<field>`` TEXT field per searchable field analysed by
+  :class:`~.analysis.ShopTokenizer` (the field's own analysis, the same the in-memory index uses;
+  frequencies only) and one ``k_<field>`` KEYWORD field per facet/filter keyword field.
+* A meta document (``META_ID``) holds ``appliedSeq``, the mapping and the language. It is written
+  in the same commit as the changes, so the sequence on disk can never run ahead of (or behind)
+  the documents.
+* Queries never read Whoosh (the engine answers from memory); Whoosh is what a reopened shard
+  loads its documents from.
+
+Writes without per-posting Python where possible: an in-memory posting pool (:class:`_ListPool`),
+field lengths captured while documents are added (:class:`_Lengths`), and posting lists written
+term by term into Whoosh's own block writer (:func:`_write_postings`): the same files as Whoosh's
+``SegmentWriter``. Segments merge by size tiers (:func:`merge_tiered`), never the whole index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+from array import array
+from collections import Counter
+from collections.abc import Mapping
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
+
+import orjson
+from whoosh import fields as wf
+from whoosh import index as windex
+from whoosh.codec.whoosh3 import W3Codec
+from whoosh.query import Every
+from whoosh.reading import SegmentReader
+from whoosh.system import pack_uint
+from whoosh.util.numeric import byte_to_length, length_to_byte
+from whoosh.writing import PostingPool, SegmentWriter
+
+from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer
+from .mapping import FieldSpec, analysis_of
+from .memindex import keyword_values, text_of
+
+META_ID = "__shopsearch_meta__"
+MERGE_FACTOR = 10
+# Segments per tier before the tier is merged.  Whoosh merges are pure Python (a merge rewrites
+# every posting of its segments: for a 50k-document shard fed in batches of 2,500, merging at 10
+# segments per tier doubled the total write cost).  Queries never read Whoosh, so many segments
+# only cost a little on reopen and on deletes/updates (one term lookup per segment).
+MERGE_AT = 30
+
+Job = tuple[list[tuple], int]
+"""``(ops, seq)``: ops ``("flush",)``, ``("delete", id)``, ``("add", id, whoosh_doc)``,
+``("update", id, whoosh_doc)``, then the shard has applied everything up to ``seq``."""
+
+
+# ---------------------------------------------------------------------------- schema, documents
+def make_schema(fields: Mapping[str, FieldSpec], language: str) -> wf.Schema:
+    s = wf.Schema(docid=wf.ID(stored=True, unique=True), src=wf.STORED(), meta=wf.STORED())
+    for name, spec in fields.items():
+        if spec.searchable:
+            # the field's analysis (the in-memory structures use the same)
+            tokenizer = ShopTokenizer(*analysis_of(spec.analyzer, language))
+            s.add("t_" + name, ShopText(analyzer=tokenizer, phrase=False))  # type: ignore[arg-type]
+        if spec.needs_values and spec.type in ("keyword", "keyword[]"):
+            s.add("k_" + name, wf.KEYWORD(commas=True, lowercase=False, scorable=False))
+    return s
+
+
+def meta_blob(seq: int, mapping: dict, language: str) -> bytes:
+    return orjson.dumps({"appliedSeq": seq, "mapping": mapping, "language": language})
+
+
+def whoosh_doc(fields: Mapping[str, FieldSpec], doc_id: str, doc: dict, blob: bytes,
+               analyzed: dict | None = None) -> dict[str, Any]:
+    """The Whoosh document of ``doc`` (``analyzed``: ``MemIndex.analyze(doc)``, else plain text)."""
+    wd: dict[str, Any] = {"docid": doc_id, "src": blob}
+    for name, spec in fields.items():
+        v = doc.get(name)
+        if v is None:
+            continue
+        if spec.searchable:
+            if analyzed is not None:
+                terms = analyzed.get(name, ((), ()))[1]
+                if terms:
+                    wd["t_" + name] = PreAnalyzed(terms)
+            else:
+                t = text_of(v)
+                if t:
+                    wd["t_" + name] = t
+        if spec.needs_values and spec.type in ("keyword", "keyword[]"):
+            vals = [x.replace(",", " ") for x in keyword_values(v)]
+            if vals:
+                wd["k_" + name] = ",".join(vals)
+    return wd
+
+
+def is_whoosh_file(name: str) -> bool:
+    """Files of the default Whoosh index ("MAIN"): ``_MAIN_<gen>.toc``, ``MAIN_<id>.seg``,
+    ``MAIN_WRITELOCK`` and the like."""
+    return name.startswith(("_MAIN_", "MAIN_", "MAIN."))
+
+
+# ---------------------------------------------------------------------------- open, read, rewrite
+def exists(path: str) -> bool:
+    return bool(windex.exists_in(path))
+
+
+def open_index(path: str) -> Any:
+    return windex.open_dir(path)
+
+
+def create_index(path: str, schema: wf.Schema) -> Any:
+    return windex.create_in(path, schema)
+
+
+def read_meta(ix: Any) -> dict:
+    """The meta document's content (``{}`` when there is none)."""
+    with ix.searcher() as s:
+        meta = s.document(docid=META_ID)
+    return orjson.loads(meta["meta"]) if meta else {}
+
+
+def stored_documents(ix: Any) -> tuple[dict | None, list[tuple[str, bytes]]]:
+    """The meta document's content (``None`` when there is none) and every live ``(id, src)``."""
+    stored_meta: dict | None = None
+    docs: list[tuple[str, bytes]] = []
+    with ix.searcher() as s:
+        for _docnum, sf in s.reader().iter_docs():
+            did = sf.get("docid")
+            if did == META_ID:
+                stored_meta = orjson.loads(sf["meta"])
+            elif did is not None and sf.get("src") is not None:
+                docs.append((did, sf["src"]))
+    return stored_meta, docs
+
+
+def rewrite(path: str, schema: wf.Schema, fields: Mapping[str, FieldSpec], docs: list[tuple[str, bytes]],
+            meta: bytes) -> Any:
+    """Replace the index in ``path`` by one with ``schema`` holding ``docs`` and ``meta`` (a new
+    mapping or language); other files in ``path`` are left alone. Returns the reopened index."""
+    tmp = path + ".rewrite"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    nix = windex.create_in(tmp, schema)
+    w = nix.writer(limitmb=256)
+    for did, blob in docs:
+        w.add_document(**whoosh_doc(fields, did, orjson.loads(blob), blob))
+    w.add_document(docid=META_ID, meta=meta)
+    w.commit()
+    for fn in os.listdir(path):  # only Whoosh's files: others may keep theirs here
+        p = os.path.join(path, fn)
+        if os.path.isfile(p) and is_whoosh_file(fn):
+            os.remove(p)
+    for fn in os.listdir(tmp):
+        shutil.move(os.path.join(tmp, fn), os.path.join(path, fn))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return windex.open_dir(path)
+
+
+# ---------------------------------------------------------------------------- commits
+def commit_jobs(ix: Any, jobs: list[Job], mapping: dict, language: str) -> None:
+    """Apply ``jobs`` to ``ix`` in one writer and one commit whose meta document carries the last
+    job's sequence (group commit: the write-behind helper takes every job queued for a shard)."""
+    # Net effect of the group first: Whoosh deletes (delete_by_term, update_document, the flush's
+    # delete_by_query) only reach committed segments, never documents added by the same writer.
+    flushed = False
+    final: dict[str, dict | None] = {}
+    known: dict[str, bool] = {}  # id -> present in the committed index (ops say it per job)
+    for ops, _seq in jobs:
+        for op in ops:
+            kind = op[0]
+            if kind == "flush":
+                flushed = True
+                final.clear()
+                known.clear()
+                continue
+            doc_id = op[1]
+            if doc_id not in final and doc_id not in known:
+                known[doc_id] = kind != "add" and not flushed
+            final[doc_id] = None if kind == "delete" else op[2]
+    w = fast_writer(ix)
+    try:
+        if flushed:
+            w.delete_by_query(Every())
+        for doc_id, wd in final.items():
+            was = known.get(doc_id, False)
+            if wd is None:
+                if was:
+                    w.delete_by_term("docid", doc_id)
+                continue
+            if was:
+                w.update_document(**wd)
+            else:
+                w.add_document(**wd)
+        w.update_document(docid=META_ID, meta=meta_blob(jobs[-1][1], mapping, language))
+        w.commit(mergetype=merge_tiered)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            w.cancel()
+        raise
+
+
+# ---------------------------------------------------------------------------- the fast writer
+class _ListPool:
+    """Whoosh posting pool kept in memory.  ``terms`` holds the postings of documents added by
+    :func:`fast_writer`'s ``add_document``: per (field, term bytes) the docnums, weights and value
+    bytes, already in docnum order, so a flush sorts the distinct terms only.  ``items`` takes
+    Whoosh's generic posting tuples (``add`` is ``list.append``; Whoosh's ``PostingPool`` does size
+    bookkeeping per posting).  Merges switch to a spilling ``PostingPool`` (see
+    :func:`merge_tiered`) to keep memory bounded."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple] = []
+        self.add = self.items.append
+        self.terms: dict[tuple[str, bytes], tuple[list, list, list]] = {}
+        self.fieldnames: set[str] = set()
+
+    def tuples(self) -> Any:
+        yield from self.items
+        for (fieldname, btext), (docs, weights, vals) in self.terms.items():
+            for d, wt, v in zip(docs, weights, vals, strict=True):
+                yield fieldname, btext, d, wt, v
+
+    def iter_postings(self) -> Any:
+        return iter(sorted(self.tuples()))
+
+    def cleanup(self) -> None:
+        self.items = []
+        self.add = self.items.append
+        self.terms = {}
+
+
+class _Lengths:
+    """Field lengths for ``FieldWriter.add_postings``, from the lengths captured while the segment's
+    documents were written (instead of one column-file read per posting)."""
+
+    def __init__(self, lengths: dict[str, dict[int, int]]) -> None:
+        self._lengths = lengths
+
+    def doc_field_length_reader(self, fieldname: str, default: int = 0) -> Any:
+        d = self._lengths.get(fieldname, {})
+        cache: dict[int, int | None] = {}
+
+        def get(docnum: int) -> int | None:
+            n = d.get(docnum, 0)
+            q = cache.get(n, -1)
+            if q == -1:  # same value Whoosh would read back from the length column
+                lb = length_to_byte(n)
+                q = cache[n] = byte_to_length(lb) if lb else None
+            return q
+
+        return get
+
+    def close(self) -> None:
+        pass
+
+
+def _grouped(items: Any) -> Any:
+    """Sorted posting tuples -> (field, term bytes, docnums, weights, values) per term."""
+    for (fieldname, btext), grp in groupby(items, key=itemgetter(0, 1)):
+        posts = [p for p in grp if p[2] >= 0]  # docnum -1: spelling words (unused here)
+        if posts:
+            yield fieldname, btext, [p[2] for p in posts], [p[3] for p in posts], [p[4] for p in posts]
+
+
+def _write_postings(fw: Any, schema: Any, lengths: Any, terms: Any) -> None:
+    """``W3FieldWriter.add_postings`` producing the same blocks, term by term instead of posting by
+    posting: each block buffer of the ``W3PostingsWriter`` is filled with slices (ids, weights,
+    values, length/weight statistics exactly as ``add_posting`` would compute them), then written
+    by Whoosh's own block writer.  ``terms``: (field, term bytes, docnums, weights, values) in
+    (field, term) order, docnums ascending."""
+    lastfn = None
+    dfl: Any = None
+    for fieldname, btext, docs, weights, vals in terms:
+        if fieldname != lastfn:
+            if lastfn is not None:
+                fw.finish_field()
+            fw.start_field(fieldname, schema[fieldname])
+            lastfn = fieldname
+            dfl = lengths.doc_field_length_reader(fieldname) if lengths else (lambda d: 0)
+        fw.start_term(btext)
+        pw = fw._postwriter
+        bl = pw._blocklimit
+        n = len(docs)
+        for s in range(0, n, bl):
+            if s:
+                pw._write_block()
+            if n <= bl:
+                ids, ws, vs = docs, weights, vals
+            else:
+                ids, ws, vs = docs[s:s + bl], weights[s:s + bl], vals[s:s + bl]
+            pw._ids = array("I", ids)
+            pw._weights = array("f", ws)
+            pw._values = [v for v in vs if v]
+            lens = [x for x in map(dfl, ids) if x]
+            pw._minlength = min(lens) if lens else None
+            pw._maxlength = max(lens) if lens else 0
+            pw._maxweight = max(0, max(ws))
+        fw.finish_term()
+    if lastfn is not None:
+        fw.finish_field()
+
+
+def fast_writer(ix: Any, limitmb: int = 128) -> Any:
+    """A Whoosh ``SegmentWriter`` writing the same files, with an in-memory posting pool, the field
+    lengths captured as documents are added (see :class:`_ListPool`, :class:`_Lengths`) and an
+    ``add_document`` that files pre-analysed terms straight into per-term posting lists."""
+    # zlib level 1 for posting blocks (readers honour each block's own level): ~2x cheaper than
+    # Whoosh's default 3 for a few % more bytes
+    w = SegmentWriter(ix, limitmb=limitmb, codec=W3Codec(compression=1))
+    pool = w.pool = _ListPool()
+    lengths: dict[str, dict[int, int]] = {}
+    pdw = w.perdocwriter
+    orig_add_field = pdw.add_field
+
+    def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
+        if length:
+            d = lengths.get(fieldname)
+            if d is None:
+                d = lengths[fieldname] = {}
+            d[pdw._docnum] = length
+        orig_add_field(fieldname, fieldobj, value, length)
+
+    pdw.add_field = add_field
+    schema = w.schema
+    simple = all(not f.vector and not f.separate_spelling() and not f.column_type for _n, f in schema.items())
+    tb = _TERM_BYTES
+    fbytes = _FREQ_BYTES
+
+    def add_document(**fields: Any) -> None:
+        # SegmentWriter.add_document for documents without boosts, vectors, spelling or columns
+        if not simple or any(k.startswith("_") for k in fields):
+            return type(w).add_document(w, **fields)  # type: ignore[no-any-return]
+        w._check_state()
+        docnum = w.docnum
+        terms = w.pool.terms if w.pool is pool else None
+        pdw.start_doc(docnum)
+        for fieldname in sorted(fields):
+            value = fields[fieldname]
+            if value is None:
+                continue
+            field = schema[fieldname]
+            length = 0
+            if field.indexed:
+                if type(value) is PreAnalyzed and isinstance(field, ShopText) and terms is not None:
+                    length = len(value)
+                    fb = field.format.field_boost  # type: ignore[union-attr]
+                    if len(tb) > 400_000:
+                        tb.clear()
+                    for term, freq in Counter(value).items():
+                        b = tb.get(term)
+                        if b is None:
+                            b = tb[term] = term.encode("utf-8")
+                        key = (fieldname, b)
+                        p = terms.get(key)
+                        if p is None:
+                            p = terms[key] = ([], [], [])
+                        p[0].append(docnum)
+                        p[1].append(freq * fb)
+                        p[2].append(fbytes[freq] if freq < 64 else pack_uint(freq))
+                else:
+                    scorable = field.scorable
+                    for tbytes, freq, weight, vbytes in field.index(value):
+                        if scorable:
+                            length += freq
+                        if terms is not None:
+                            key = (fieldname, tbytes)
+                            p = terms.get(key)
+                            if p is None:
+                                p = terms[key] = ([], [], [])
+                            p[0].append(docnum)
+                            p[1].append(weight)
+                            p[2].append(vbytes)
+                        else:
+                            w.pool.add((fieldname, tbytes, docnum, weight, vbytes))
+            pdw.add_field(fieldname, field, value if field.stored else None, length)
+        pdw.finish_doc()
+        w._added = True
+        w.docnum += 1
+        return None
+
+    w.add_document = add_document  # type: ignore[method-assign]
+
+    def flush_segment() -> None:
+        w.perdocwriter.close()
+        p = w.pool
+        if isinstance(p, _ListPool) and not p.items:  # only our own postings: sort the terms
+            t = p.terms
+            terms: Any = ((k[0], k[1], *t[k]) for k in sorted(t))
+        else:
+            terms = _grouped(p.iter_postings())
+        _write_postings(w.fieldwriter, w.schema, _Lengths(lengths), terms)
+        w.fieldwriter.close()
+
+    w._flush_segment = flush_segment  # type: ignore[method-assign]
+    return w
+
+
+def merge_tiered(writer: Any, segments: list) -> list:
+    """Whoosh merge policy: segments are put in size tiers (powers of MERGE_FACTOR of their
+    document count); a tier holding MERGE_AT segments is merged into one.  Whoosh's default
+    policy regularly re-merges the whole index (a 16 s commit at 17k documents); here each
+    document is rewritten about log10(N) times and a commit merges at most ~MERGE_AT similar segments.
+    Segments with many deletions drop into a lower tier by live count and are merged sooner."""
+    tiers: dict[int, list] = {}
+    for seg in segments:
+        live = max(seg.doc_count(), 1)
+        tier = int(math.log(live, MERGE_FACTOR))
+        tiers.setdefault(tier, []).append(seg)
+    keep: list = []
+    for _tier, segs in sorted(tiers.items()):
+        if len(segs) >= MERGE_AT:
+            if isinstance(writer.pool, _ListPool):  # merged postings may be large: spill to disk
+                pending = writer.pool
+                writer.pool = PostingPool(writer._tempstorage, writer.newsegment, limitmb=128)
+                for item in pending.tuples():
+                    writer.pool.add(item)
+            for seg in segs:
+                reader = SegmentReader(writer.storage, writer.schema, seg)
+                writer.add_reader(reader)
+                reader.close()
+        else:
+            keep.extend(segs)
+    return keep
