@@ -22,7 +22,7 @@ class EngineError(Exception):
 
 
 class SearchTimeout(EngineError):
-    """A search ran past its ``timeoutMs``; its work stopped at the next check."""
+    """A search ran past its ``timeout_ms``; its work stopped at the next check."""
 
     def __init__(self, message: str = "the search ran past its time limit", code: str = "SEARCH_TIMEOUT",
                  details: list[dict] | None = None):
@@ -30,7 +30,7 @@ class SearchTimeout(EngineError):
 
 
 class Deadline:
-    """``timeoutMs`` of a query as a point in time; :meth:`check` between stages of the work."""
+    """``Query.timeout_ms`` as a point in time; :meth:`check` between stages of the work."""
 
     __slots__ = ("at",)
 
