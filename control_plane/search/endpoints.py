@@ -13,6 +13,7 @@ from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
+from control_plane.wire import JSONBody
 
 router = APIRouter(tags=["search"])
 
@@ -36,4 +37,5 @@ async def search(
     if resolved is None:
         resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
     charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip(request))
-    return await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers, principal))
+    answer = await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers, principal))
+    return JSONBody.raw(answer)

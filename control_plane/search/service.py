@@ -8,6 +8,7 @@ a generation swapped — retires every cached answer of that index at once.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -18,12 +19,10 @@ from typing import Any
 import orjson
 from anyio import to_thread
 from sqlalchemy.orm import Session
-from starlette.responses import Response
 
 from control_plane.access import Principal, project_access
 from control_plane.epochs import index_epoch, uncached_epoch
 from control_plane.index import repository as indices
-from control_plane.index.lifecycle import get_bridge
 from control_plane.index.models import Index
 from control_plane.index.service import get_index, plan_limits_for_project
 from control_plane.profile import repository as profiles
@@ -34,8 +33,8 @@ from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
-from control_plane.search.shards import search_serving
-from control_plane.wire import JSONBody
+from control_plane.shard import search_serving, shard_bridge
+from shared.contract import ShardSpec
 from shared.errors import not_found
 from shared.ids import new_id
 
@@ -221,6 +220,17 @@ def wants_fresh(request_headers: Any, principal: Principal) -> bool:
     return principal.kind == "secret_key" and "no-cache" in (request_headers.get("cache-control") or "").lower()
 
 
+async def _serving_spec(runtime: Runtime, index_id: str) -> ShardSpec | None:
+    """The index's serving generation read again (a search ran into a swap)."""
+
+    def read() -> ShardSpec | None:
+        with runtime.sessions() as db:
+            index = db.get(Index, index_id)
+            return None if index is None else index.shard_spec()
+
+    return await asyncio.to_thread(read)
+
+
 def _tail(query_id: str, took_ms: float) -> bytes:
     return b',"queryId":' + orjson.dumps(query_id) + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"
 
@@ -232,8 +242,8 @@ async def run_search(
     *,
     source: str,
     use_cache: bool = True,
-    headers: dict[str, str] | None = None,
-) -> Response:
+) -> bytes:
+    """The answer's JSON: from the answer cache, or searched and cached under the index epoch."""
     started = time.perf_counter()
     check_limits(resolved.settings, body)  # before anything reads the body (a 300-deep filter broke model_dump)
     # the endpoint has counted this search against its caller's quota (control_plane.search.quota)
@@ -249,9 +259,10 @@ async def run_search(
         head, total = hit
     else:
         mapping = index.serving_mapping or index.mapping
-        query, facts = engine_query(resolved.settings, body, list(index.facets or []), mapping)
-        query["timeoutMs"] = runtime.settings.search_timeout_ms
-        result = await search_serving(runtime, get_bridge(runtime), index, query)
+        query, facts = engine_query(resolved.settings, body, list(index.facets or []), mapping,
+                                    timeout_ms=runtime.settings.search_timeout_ms)
+        result = await search_serving(shard_bridge(runtime), index.shard_spec(), query,
+                                      lambda: _serving_spec(runtime, index.id))
         answer = format_answer(result, facts)
         head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]
         total = answer["total"]
@@ -278,4 +289,4 @@ async def run_search(
                 "at": datetime.now(UTC).isoformat(),
             }
         )
-    return JSONBody.raw(head + _tail(query_id, took_ms), headers=headers)
+    return head + _tail(query_id, took_ms)

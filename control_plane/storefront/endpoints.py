@@ -13,6 +13,7 @@ from control_plane.search.exposure import check_public_request
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
+from control_plane.wire import JSONBody
 from shared.errors import ErrorCode, ServiceError
 
 router = APIRouter(tags=["storefront"])
@@ -49,4 +50,5 @@ async def storefront_search(
     if principal.kind == "public_key":
         index = resolved.index
         check_public_request(resolved.settings, body, index.serving_mapping or index.mapping)
-    return await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers, principal))
+    answer = await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers, principal))
+    return JSONBody.raw(answer)
