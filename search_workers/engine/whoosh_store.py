@@ -2,9 +2,10 @@
 
 This is the one module of the engine that touches Whoosh's index, and the one place that patches
 Whoosh internals (``SegmentWriter``'s posting pool, ``add_document`` and ``_flush_segment``, the
-``W3PostingsWriter``'s block buffers), for write speed: Whoosh's writer spends its time in Python
-per posting. Written against ``whoosh3==3.54.0`` (pinned in ``pyproject.toml``); a Whoosh upgrade
-must be checked against :func:`fast_writer` and :func:`_write_postings`. The Whoosh field and
+``W3PostingsWriter``'s block buffers, the pool swap in :func:`merge_tiered`), for write speed:
+Whoosh's writer spends its time in Python per posting. Written against ``whoosh3==3.54.0`` (pinned
+in ``pyproject.toml``); a Whoosh upgrade must be checked against :func:`fast_writer`,
+:func:`_write_postings` and :func:`merge_tiered`. The Whoosh field and
 tokenizer classes (``ShopText``, ``ShopTokenizer``) stay in ``analysis.py``: Whoosh pickles the
 schema into every index with their import path.
 
@@ -320,7 +321,7 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
     ``add_document`` that files pre-analysed terms straight into per-term posting lists."""
     # zlib level 1 for posting blocks (readers honour each block's own level): ~2x cheaper than
     # Whoosh's default 3 for a few % more bytes
-    w = SegmentWriter(ix, limitmb=limitmb, codec=W3Codec(compression=1))
+    w: Any = SegmentWriter(ix, limitmb=limitmb, codec=W3Codec(compression=1))  # patched below
     pool = w.pool = _ListPool()
     lengths: dict[str, dict[int, int]] = {}
     pdw = w.perdocwriter
@@ -343,7 +344,7 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
     def add_document(**fields: Any) -> None:
         # SegmentWriter.add_document for documents without boosts, vectors, spelling or columns
         if not simple or any(k.startswith("_") for k in fields):
-            return type(w).add_document(w, **fields)  # type: ignore[no-any-return]
+            return type(w).add_document(w, **fields)
         w._check_state()
         docnum = w.docnum
         terms = w.pool.terms if w.pool is pool else None
@@ -392,7 +393,7 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
         w.docnum += 1
         return None
 
-    w.add_document = add_document  # type: ignore[method-assign]
+    w.add_document = add_document
 
     def flush_segment() -> None:
         w.perdocwriter.close()
@@ -405,7 +406,7 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
         _write_postings(w.fieldwriter, w.schema, _Lengths(lengths), terms)
         w.fieldwriter.close()
 
-    w._flush_segment = flush_segment  # type: ignore[method-assign]
+    w._flush_segment = flush_segment
     return w
 
 
