@@ -3,8 +3,9 @@
 It runs in-process in ``shopsearch serve`` (started by the app's startup hook when
 ``settings.run_task_runner``) and as ``shopsearch worker`` processes (several at once on PostgreSQL).
 A claim loop thread takes tasks while worker slots are free (never two of one index, see
-:mod:`control_plane.task.queue`); it wakes on an in-process event (set when a request enqueues)
-and otherwise polls every ``poll_interval`` seconds.
+:mod:`control_plane.task.queue`); it wakes on an in-process event, set right after the commit of a
+request that enqueued (``task.service.enqueue``), and otherwise polls every ``poll_interval`` seconds.
+Task types and what runs them: :mod:`control_plane.task.registry`.
 """
 
 from __future__ import annotations
