@@ -13,6 +13,7 @@ from cli.database import operator_sessions
 from cli.output import JsonOption, emit, fail, failures, progress, table
 from control_plane.task import service
 from control_plane.task.repository import find_task_any_project
+from control_plane.task.schemas import TaskOut
 
 app = typer.Typer(help="List and wait for tasks (operators).", no_args_is_help=True)
 
@@ -30,7 +31,7 @@ def list_tasks(
     with failures(), operator_sessions() as sessions, sessions() as db:
         rows, _ = service.list_tasks(db, project_id, status=status or None, type=type_ or None,
                                      index_id=index_id, limit=limit)
-        views = [service.task_view(t) for t in rows]
+        views = [TaskOut.model_validate(t).model_dump(by_alias=True) for t in rows]
     human = table(
         "taskId", "indexId", "type", "status", "createdAt", "finishedAt", "details",
         rows=([v["taskId"], v["indexId"], v["type"], v["status"], v["createdAt"] or "", v["finishedAt"] or "",
@@ -50,7 +51,7 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
                 task = find_task_any_project(db, task_id)
                 if task is None:
                     fail(f"task {task_id} not found")
-                view = service.task_view(task)
+                view = TaskOut.model_validate(task).model_dump(by_alias=True)
             final = view["status"] in service.FINAL_STATUSES
             done = 1.0 if final else float(view["details"].get("progress") or 0.0)
             bar_set.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")

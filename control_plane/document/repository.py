@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, sessionmaker
@@ -164,6 +164,11 @@ def get_session(db: Session, index_id: str, session_id: str, *, lock: bool = Fal
     return db.scalar(query)
 
 
+def session_by_id(db: Session, session_id: str) -> ReplaceSession | None:
+    """Any replace session by id, feed syncs' included (task work, no tenant)."""
+    return db.get(ReplaceSession, session_id)
+
+
 def expired_open_sessions(db: Session, now: datetime) -> list[ReplaceSession]:
     return list(
         db.scalars(select(ReplaceSession).where(ReplaceSession.status == "open", ReplaceSession.expires_at <= now))
@@ -187,3 +192,28 @@ def staged_count(db: Session, session_id: str) -> int:
 
 def delete_staged(db: Session, session_id: str) -> None:
     db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
+
+
+# --------------------------------------------------------------------------- a replace session swapped in
+def delete_documents_before(db: Session, index_id: str, seq: int) -> None:
+    """Remove the index's documents and tombstones changed before ``seq``."""
+    db.execute(
+        delete(Document)
+        .where(Document.index_id == index_id, Document.seq < seq)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def insert_staged_documents(db: Session, index_id: str, session_id: str) -> None:
+    """Copy the session's staged documents into the index's, in one INSERT … SELECT; a document id
+    the index already holds keeps its row."""
+    s = StagedDocument
+    newer = exists().where(and_(Document.index_id == index_id, Document.doc_id == s.doc_id))
+    db.execute(
+        insert(Document).from_select(
+            ["index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at"],
+            select(
+                literal(index_id), s.doc_id, s.body, s.seq, s.shard_hash, literal(False), literal(utcnow(), Document.updated_at.type)
+            ).where(s.session_id == session_id, ~newer),
+        )
+    )

@@ -1,4 +1,5 @@
-"""Index rows. Queries for a tenant's index filter by its project, so another project's id is not found."""
+"""Index rows. Queries for a tenant's index filter by its project, so another project's id is not found;
+the task runner's (its own section) take the index by id alone."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from sqlalchemy.orm import Session
 
 from control_plane.db import utcnow
 from control_plane.index.models import Index
-from control_plane.task.models import Task
 
 
 def all_indices(db: Session) -> list[Index]:
@@ -75,14 +75,31 @@ def set_flush_seq(db: Session, index_id: str, seq: int) -> None:
     )
 
 
-# --------------------------------------------------------------------------- reindex tasks
-def request_cancel(db: Session, task: Task) -> None:
-    """Ask the runner holding ``task`` to stop (it checks the flag between batches)."""
-    db.execute(
-        update(Task).where(Task.pk == task.pk).values(cancel_requested=True).execution_options(synchronize_session=False)
-    )
-    db.refresh(task)
+# --------------------------------------------------------------------------- task work (no tenant: the runner's)
+def index_by_id(db: Session, index_id: str) -> Index | None:
+    return db.get(Index, index_id)
 
 
-def task_status(db: Session, task_pk: int) -> str | None:
-    return db.scalar(select(Task.status).where(Task.pk == task_pk))
+def locked_index(db: Session, index_id: str) -> Index | None:
+    """The index by id, its row locked until the transaction ends."""
+    return db.scalar(select(Index).where(Index.id == index_id).with_for_update())
+
+
+def touch_index(db: Session, index_id: str) -> None:
+    """Bump ``updated_at``; the UPDATE takes the row's lock (on SQLite the database's write lock,
+    which ``FOR UPDATE`` does not take)."""
+    db.execute(update(Index).where(Index.id == index_id).values(updated_at=utcnow()))
+
+
+def indices_with_feed(db: Session) -> list[Index]:
+    """Every index with a data source configured."""
+    return list(db.scalars(select(Index).where(Index.feed.is_not(None))))
+
+
+def set_document_count(db: Session, index_id: str, count: int) -> None:
+    db.execute(update(Index).where(Index.id == index_id).values(document_count=count))
+
+
+def start_build(db: Session, index_id: str, generation: int) -> None:
+    """``generation`` is being built: the index is ``reindexing`` until it is swapped in or dropped."""
+    db.execute(update(Index).where(Index.id == index_id).values(building_generation=generation, status="reindexing"))

@@ -164,7 +164,7 @@ def cancel_reindex(db: Session, sessions: sessionmaker[Session], index: Index) -
     while status == "processing" and time.monotonic() < deadline:
         time.sleep(0.05)
         with sessions() as fresh:
-            status = repository.task_status(fresh, task.pk) or status
+            status = tasks.task_status(fresh, task.pk) or status
     return task, status
 
 
@@ -175,7 +175,7 @@ def _request_cancel(db: Session, index: Index) -> Task:
     task = active[0]
     if task.status == "enqueued" and tasks.cancel_enqueued(db, task):
         return task
-    repository.request_cancel(db, task)
+    tasks.request_cancel(db, task)
     return task
 
 

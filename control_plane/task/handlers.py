@@ -21,20 +21,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, delete, exists, insert, literal, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import isoformat, utcnow
+from control_plane.document import repository as document_rows
 from control_plane.document import service as documents
-from control_plane.document.models import Document, ReplaceSession, StagedDocument
 from control_plane.document.repository import row_source
+from control_plane.index import repository as index_rows
 from control_plane.index.feed_fetch import FeedError, download
 from control_plane.index.models import Index
 from control_plane.index.service import check_feed_url, feed_source_url
 from control_plane.shard import ShardBridge, catch_up
 from control_plane.task import queue
 from control_plane.task import service as tasks
-from control_plane.task.models import Task
 from control_plane.task.queue import TaskFailed, TaskRetry
 from control_plane.task.registry import TaskContext, register_maintenance, register_task_type
 from shared.errors import ServiceError
@@ -46,10 +45,9 @@ SWAP_DROP_DELAY = 3.0
 
 def _load_index(sessions: sessionmaker[Session], index_id: str) -> Index:
     with sessions() as db:
-        index = db.get(Index, index_id)
+        index = index_rows.detached_index(db, index_id)
         if index is None:
             raise TaskFailed("NOT_FOUND", "The index was deleted")
-        db.expunge(index)
         return index
 
 
@@ -86,7 +84,7 @@ def _document_task(ctx: TaskContext) -> None:
                          f"{own[0]['error']}): they are stored but not searchable; fix or delete them")
     with ctx.sessions.begin() as db:
         count = documents.live_count(db, index.id)
-        db.execute(update(Index).where(Index.id == index.id).values(document_count=count))
+        index_rows.set_document_count(db, index.id, count)
     if claim.type == "documents.upsert":
         claim.details["indexed"] = claim.details.get("received", 0)
     elif claim.type == "documents.delete":
@@ -107,7 +105,7 @@ def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any
     if "generation" in payload:
         return
     with ctx.sessions.begin() as db:
-        index = db.scalar(select(Index).where(Index.id == ctx.claim.index_id).with_for_update())
+        index = index_rows.locked_index(db, ctx.claim.index_id)
         if index is None:
             raise TaskFailed("NOT_FOUND", "The index was deleted")
         generation = max(index.serving_generation, index.building_generation or 0) + 1
@@ -120,9 +118,7 @@ def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any
         payload["generation"] = generation
         payload["upto"] = upto
         payload["buildMapping"] = mapping if mapping is not None else index.mapping
-        db.execute(
-            update(Index).where(Index.id == index.id).values(building_generation=generation, status="reindexing")
-        )
+        index_rows.start_build(db, index.id, generation)
         queue.save_payload(db, ctx.claim)
 
 
@@ -153,20 +149,20 @@ def _swap(
     claim = ctx.claim
     with ctx.sessions.begin() as db:
         # take the index row's lock first: uploads (which bump its sequence) wait for the swap
-        db.execute(update(Index).where(Index.id == claim.index_id).values(updated_at=utcnow()))
-        index = db.scalar(select(Index).where(Index.id == claim.index_id).with_for_update())
+        index_rows.touch_index(db, claim.index_id)
+        index = index_rows.locked_index(db, claim.index_id)
         if index is None:
             raise TaskFailed("NOT_FOUND", "The index was deleted")
         old = index.serving_generation
         if session_id is not None:
             _replace_documents(db, index, session_id, upto)
-            session = db.get(ReplaceSession, session_id)
+            session = document_rows.session_by_id(db, session_id)
             if session is not None:
                 session.status = "committed"
                 session.last_activity_at = utcnow()
                 if session.mapping is not None:
                     index.mapping = session.mapping
-            db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
+            document_rows.delete_staged(db, session_id)
         index.serving_generation = generation
         index.serving_mapping = mapping
         index.building_generation = None
@@ -174,12 +170,9 @@ def _swap(
         index.document_count = documents.live_count(db, index.id)
         db.flush()
         details = dict(claim.details)
-        details.pop("progress", None)
+        details.pop("progress", None)  # re-inserted below, so it follows the other keys
         details["progress"] = 1.0
-        if session_id is not None:
-            details["indexed"] = index.document_count
-        else:
-            details["indexed"] = index.document_count
+        details["indexed"] = index.document_count
         queue.finish(db, claim, "succeeded", details=details)
     if old != generation:
         ctx.bridge.drop(claim.index_id, old, delay=SWAP_DROP_DELAY)
@@ -188,30 +181,17 @@ def _swap(
 
 def _replace_documents(db: Session, index: Index, session_id: str, upto: int) -> None:
     """The documents table takes the staged catalog; changes made after the commit (seq > upto) stay."""
-    db.execute(
-        delete(Document)
-        .where(Document.index_id == index.id, Document.seq < upto)
-        .execution_options(synchronize_session=False)
-    )
+    document_rows.delete_documents_before(db, index.id, upto)
     if index.flush_seq > upto:
         return  # flushed after the commit: the new catalog is gone too
-    s = StagedDocument
-    newer = exists().where(and_(Document.index_id == index.id, Document.doc_id == s.doc_id))
-    db.execute(
-        insert(Document).from_select(
-            ["index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at"],
-            select(
-                literal(index.id), s.doc_id, s.body, s.seq, s.shard_hash, literal(False), literal(utcnow(), Document.updated_at.type)
-            ).where(s.session_id == session_id, ~newer),
-        )
-    )
+    document_rows.insert_staged_documents(db, index.id, session_id)
 
 
 def _cleanup_build(ctx: TaskContext) -> None:
     payload = ctx.claim.payload
     generation = payload.get("generation")
     with ctx.sessions.begin() as db:
-        index = db.get(Index, ctx.claim.index_id)
+        index = index_rows.index_by_id(db, ctx.claim.index_id)
         if index is not None:
             if generation is not None and index.building_generation == generation:
                 index.building_generation = None
@@ -220,10 +200,10 @@ def _cleanup_build(ctx: TaskContext) -> None:
                 index.mapping = index.serving_mapping
         session_id = payload.get("sessionId")
         if session_id:
-            session = db.get(ReplaceSession, session_id)
+            session = document_rows.session_by_id(db, session_id)
             if session is not None and session.status == "committing":
                 session.status = "failed"
-            db.execute(delete(StagedDocument).where(StagedDocument.session_id == session_id))
+            document_rows.delete_staged(db, session_id)
     if generation is not None:
         ctx.bridge.drop(ctx.claim.index_id, int(generation))
 
@@ -238,7 +218,7 @@ def _reindex(ctx: TaskContext) -> dict[str, Any]:
 def _replace_commit(ctx: TaskContext) -> dict[str, Any]:
     session_id = ctx.claim.payload.get("sessionId")
     with ctx.sessions() as db:
-        session = db.get(ReplaceSession, session_id) if session_id else None
+        session = document_rows.session_by_id(db, session_id) if session_id else None
         if session is None or session.status != "committing":
             raise TaskFailed("CONFLICT", "The replace session is not being committed")
         mapping = session.mapping
@@ -350,7 +330,7 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
         if errors:
             claim.details["errors"] = errors
         with ctx.sessions.begin() as db:
-            index_row = db.get(Index, claim.index_id)
+            index_row = index_rows.index_by_id(db, claim.index_id)
             if index_row is None:
                 raise TaskFailed("NOT_FOUND", "The index was deleted")
             session = documents.create_session(db, index_row, None, source="feed")
@@ -366,7 +346,7 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
     _index, generation, build_mapping = _build(ctx, session_id)
     result = _swap(ctx, generation, build_mapping, session_id, int(claim.payload["upto"]))
     with ctx.sessions.begin() as db:
-        index_row = db.get(Index, claim.index_id)
+        index_row = index_rows.index_by_id(db, claim.index_id)
         if index_row is not None and index_row.feed:
             feed = dict(index_row.feed)
             feed["lastSyncAt"] = isoformat(utcnow())
@@ -388,7 +368,7 @@ def _expire_sessions(sessions: sessionmaker[Session], _bridge: ShardBridge) -> N
 def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> None:
     now = utcnow()
     with sessions.begin() as db:
-        for index in db.scalars(select(Index).where(Index.feed.is_not(None))):
+        for index in index_rows.indices_with_feed(db):
             feed = index.feed or {}
             every = {"hourly": timedelta(hours=1), "daily": timedelta(days=1)}.get(feed.get("schedule", "manual"))
             if every is None or index.integration:
@@ -397,8 +377,7 @@ def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> No
             last = feed.get("lastSyncAt") or feed.get("configuredAt")
             if last and datetime.fromisoformat(last.replace("Z", "+00:00")) + every > now:
                 continue
-            if db.scalar(select(Task.id).where(Task.index_id == index.id, Task.type == "feed.sync",
-                                               Task.status.in_(("enqueued", "processing")))):
+            if tasks.has_active_task(db, index.id, "feed.sync"):
                 continue
             task = tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="feed.sync")
             feed = dict(feed)

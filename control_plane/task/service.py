@@ -6,10 +6,10 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from control_plane.db import after_commit, isoformat, utcnow
+from control_plane.db import after_commit, utcnow
+from control_plane.task import repository
 from control_plane.task.models import Task
 from control_plane.wire import decode_int_cursor, encode_cursor
 from shared.errors import not_found, validation
@@ -77,23 +77,9 @@ def enqueue(
     return task
 
 
-def task_view(task: Task) -> dict[str, Any]:
-    return {
-        "taskId": task.id,
-        "projectId": task.project_id,
-        "indexId": task.index_id,
-        "type": task.type,
-        "status": task.status,
-        "createdAt": isoformat(task.created_at),
-        "startedAt": isoformat(task.started_at),
-        "finishedAt": isoformat(task.finished_at),
-        "details": task.details or {},
-        "error": task.error,
-    }
-
-
 def get_task(db: Session, project_id: str, task_id: str, index_scope: str | None = None) -> Task:
-    task = db.scalar(select(Task).where(Task.id == task_id, Task.project_id == project_id))
+    """The project's task; a key scoped to one index finds only that index's tasks."""
+    task = repository.get_task(db, project_id, task_id)
     if task is None or (index_scope is not None and task.index_id != index_scope):
         raise not_found("Task")
     return task
@@ -117,55 +103,42 @@ def list_tasks(
     for value in type or []:
         if value not in TASK_TYPES:
             raise validation("Unknown task type", [{"path": "type", "message": f"one of {', '.join(TASK_TYPES)}"}])
-    query = select(Task).where(Task.project_id == project_id)
     if index_scope is not None:
         if index_id is not None and index_id != index_scope:
             return [], None
         index_id = index_scope
-    if index_id is not None:
-        query = query.where(Task.index_id == index_id)
-    if status:
-        query = query.where(Task.status.in_(status))
-    if type:
-        query = query.where(Task.type.in_(type))
-    if cursor:
-        query = query.where(Task.pk < decode_int_cursor(cursor))
-    rows = list(db.scalars(query.order_by(Task.pk.desc()).limit(limit + 1)))
+    rows = repository.list_tasks(
+        db, project_id, index_id=index_id, statuses=status, types=type,
+        before_pk=decode_int_cursor(cursor) if cursor else None, limit=limit + 1,
+    )
     next_cursor = encode_cursor(str(rows[limit - 1].pk)) if len(rows) > limit else None
     return rows[:limit], next_cursor
 
 
-def cancel_enqueued(db: Session, task: Task, reason: str = "Canceled") -> bool:
+def cancel_enqueued(db: Session, task: Task) -> bool:
     """Cancel a task that has not started; False when it already runs or ended."""
-    result = db.execute(
-        update(Task)
-        .where(Task.pk == task.pk, Task.status == "enqueued")
-        .values(status="canceled", finished_at=utcnow(), error=None)
-        .execution_options(synchronize_session=False)
-    )
-    db.refresh(task)
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return repository.cancel_if_enqueued(db, task)
+
+
+def request_cancel(db: Session, task: Task) -> None:
+    """Ask the runner holding ``task`` to stop (it checks the flag between batches)."""
+    repository.request_cancel(db, task)
+
+
+def task_status(db: Session, task_pk: int) -> str | None:
+    return repository.task_status(db, task_pk)
 
 
 def active_tasks(db: Session, index_id: str, types: tuple[str, ...] | None = None) -> list[Task]:
-    query = select(Task).where(Task.index_id == index_id, Task.status.in_(ACTIVE_STATUSES))
-    if types:
-        query = query.where(Task.type.in_(types))
-    return list(db.scalars(query.order_by(Task.pk)))
+    """The index's enqueued and processing tasks (of ``types``), oldest first."""
+    return repository.index_tasks(db, index_id, ACTIVE_STATUSES, types)
+
+
+def has_active_task(db: Session, index_id: str, type: str) -> bool:
+    return repository.has_index_task(db, index_id, type, ACTIVE_STATUSES)
 
 
 def cancel_all_for_index(db: Session, index_id: str) -> None:
     """An index being deleted: its waiting tasks are canceled, a running one stops at its next step."""
-    now = utcnow()
-    db.execute(
-        update(Task)
-        .where(Task.index_id == index_id, Task.status == "enqueued")
-        .values(status="canceled", finished_at=now, error={"code": "NOT_FOUND", "message": "The index was deleted"})
-        .execution_options(synchronize_session=False)
-    )
-    db.execute(
-        update(Task)
-        .where(Task.index_id == index_id, Task.status == "processing")
-        .values(cancel_requested=True)
-        .execution_options(synchronize_session=False)
-    )
+    repository.cancel_enqueued_of_index(db, index_id, {"code": "NOT_FOUND", "message": "The index was deleted"})
+    repository.request_cancel_of_index(db, index_id)
