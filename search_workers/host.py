@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from search_workers.merge import merge_answers
-from search_workers.routing import shard_for
 from shared.contract import Answer, Change, Query, ShardSpec, shard_query
+from shared.routing import shard_for
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)

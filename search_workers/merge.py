@@ -34,7 +34,7 @@ fewest words are kept, and ``droppedWords`` is the union of what they dropped.
 Score comparability across shards
 =================================
 Scores are BM25-like and use per-shard statistics (document count, document frequency, average
-field length).  Documents are placed by a hash of their id (:mod:`search_workers.routing`), so
+field length).  Documents are placed by a hash of their id (:mod:`shared.routing`), so
 every shard is a uniform random sample of the catalog and its statistics are near-identical to the
 others' (and to the global ones); for shards of a few thousand documents the idf of a term differs
 by a few percent at most except for very rare terms, where the difference applies to all of that

@@ -22,9 +22,9 @@ from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config
 from control_plane.wire import decode_cursor, encode_cursor
-from search_workers.routing import shard_hash
 from shared.errors import ErrorCode, ServiceError, conflict, not_found, validation
 from shared.ids import new_id
+from shared.routing import shard_hash
 
 MAX_DOCUMENTS = 1000
 MAX_ID_LENGTH = 512

@@ -20,11 +20,11 @@ from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
 from control_plane.index.schemas import FeedIn, IndexCreate, IntegrationIn
 from control_plane.org.repository import plan_of_project
+from control_plane.shard import MappingError, validate_mapping
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config, register_usage_provider
 from control_plane.wire import decode_cursor, encode_cursor
-from search_workers.engine import MappingError, ShardEngine
 from shared.errors import ErrorCode, ServiceError, conflict, forbidden, not_found, validation
 from shared.ids import new_id
 from shared.plans import PlanLimits, plan_limits
@@ -70,7 +70,7 @@ def normalize_mapping(mapping: Any, language: str, path: str = "mapping") -> dic
         if key not in ("idField", "fields"):
             out[key] = mapping[key]  # let the engine report unknown keys
     try:
-        ShardEngine.validate_mapping(out, language)
+        validate_mapping(out, language)
     except MappingError as exc:
         details = [
             {"path": f"{path}.{d.get('path')}" if d.get("path") and path else (d.get("path") or path), "message": d.get("message", "")}

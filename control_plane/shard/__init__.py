@@ -6,11 +6,17 @@
 * :mod:`.serving` - :func:`search_serving`: search the serving generation, errors as the API's.
 
 It takes ids, :class:`~shared.contract.ShardSpec`\\ s and row sources, never domain models; what
-crosses to the shards and back is the typed contract of :mod:`shared.contract`.
+crosses to the shards and back is the typed contract of :mod:`shared.contract`. The rest of the
+control plane imports nothing from ``search_workers``: the engine's mapping check and the hosts'
+failure type are re-exported here.
 """
+
+from search_workers.engine import MappingError
+from search_workers.engine.mapping import validate_mapping
+from search_workers.host import HostError
 
 from .bridge import DROP_DELAY_S, ShardBridge, close_shard_bridge, shard_bridge
 from .feed import ChangeRow, RowSource, catch_up
 from .serving import search_serving
 
-__all__ = ["DROP_DELAY_S", "ChangeRow", "RowSource", "ShardBridge", "catch_up", "close_shard_bridge", "search_serving", "shard_bridge"]
+__all__ = ["DROP_DELAY_S", "ChangeRow", "HostError", "MappingError", "validate_mapping", "RowSource", "ShardBridge", "catch_up", "close_shard_bridge", "search_serving", "shard_bridge"]

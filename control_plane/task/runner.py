@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.epochs import bump_index_epoch
-from control_plane.shard import ShardBridge
+from control_plane.shard import HostError, ShardBridge
 from control_plane.sharedstate import SharedState, make_shared_state
 from control_plane.task import (
     handlers,  # noqa: F401 - registers the built-in task types
@@ -33,7 +33,6 @@ from control_plane.task import (
 from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
 from control_plane.task.registry import MAINTENANCE, TASK_TYPES, TaskContext
 from control_plane.task.service import add_waker, remove_waker
-from search_workers.host import HostError
 from shared.ids import new_id
 from shared.settings import Settings
 

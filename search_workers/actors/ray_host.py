@@ -36,8 +36,8 @@ from ray import exceptions as rex
 
 from search_workers.engine import ShardEngine
 from search_workers.host import BaseHost, ShardNotOpen, check_index_id, replica_dir_name
-from search_workers.routing import shard_hash
 from shared.contract import ShardSpec
+from shared.routing import shard_hash
 
 from .factory import NAMESPACE, actor_name, parse_actor_name, shard_actor
 

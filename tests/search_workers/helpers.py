@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from search_workers.routing import shard_for
 from shared.contract import Change
+from shared.routing import shard_for
 
 MAPPING: dict[str, Any] = {
     "idField": "id",

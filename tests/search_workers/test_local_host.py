@@ -12,8 +12,8 @@ from control_plane.shard import ShardBridge
 from search_workers.engine import EngineError, MappingError, ShardBusy
 from search_workers.host import ShardNotOpen, make_host
 from search_workers.local import LocalHost
-from search_workers.routing import shard_for
 from shared.contract import Change, ShardSpec
+from shared.routing import shard_for
 from shared.settings import Settings
 from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, by_shard, feed, make_docs, refeed, upserts

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from search_workers.merge import merge_answers
-from search_workers.routing import shard_for, shard_hash
 from shared.contract import Answer, Facet, Hit, Query, shard_query
+from shared.routing import shard_for, shard_hash
 from tests.queries import Q
 
 

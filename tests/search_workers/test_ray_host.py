@@ -15,8 +15,8 @@ from search_workers.actors.ray_host import RayHost
 from search_workers.engine import EngineError
 from search_workers.host import ShardNotOpen
 from search_workers.local import LocalHost
-from search_workers.routing import shard_for
 from shared.contract import ShardSpec
+from shared.routing import shard_for
 from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
 

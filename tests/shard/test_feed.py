@@ -11,8 +11,8 @@ from control_plane.shard import ShardBridge, catch_up
 from control_plane.shard.feed import ChangeRow
 from search_workers.local import LocalHost
 from search_workers.replica import ShardReplica
-from search_workers.routing import shard_hash
 from shared.contract import ShardSpec
+from shared.routing import shard_hash
 from shared.settings import Settings
 from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, make_docs
