@@ -52,13 +52,12 @@ def _load_index(sessions: sessionmaker[Session], index_id: str) -> Index:
 
 
 # --------------------------------------------------------------------------- serving sync
-def sync_serving(ctx: TaskContext, target: int | None = None, rejected: list[dict[str, Any]] | None = None) -> Index:
-    """Make search reflect every change up to the index's sequence; fails over to a retry.
-    ``rejected`` collects the documents the engine refused (see ``sync.catch_up``)."""
+def _sync_serving(ctx: TaskContext, target: int, rejected: list[dict[str, Any]]) -> Index:
+    """Make search reflect every change up to the index's sequence; a retry unless every shard
+    reached ``target``. ``rejected`` collects the documents the engine refused (see ``catch_up``)."""
     index = _load_index(ctx.sessions, ctx.claim.index_id)
     generation = index.serving_generation
     ctx.bridge.open(index.shard_spec())
-    target = index.seq if target is None else target
 
     def checkpoint(done: int, upto: int) -> None:
         ctx.checkpoint()
@@ -76,7 +75,7 @@ def sync_serving(ctx: TaskContext, target: int | None = None, rejected: list[dic
 def _document_task(ctx: TaskContext) -> None:
     claim = ctx.claim
     rejected: list[dict[str, Any]] = []
-    index = sync_serving(ctx, claim.seq or 0, rejected)
+    index = _sync_serving(ctx, claim.seq or 0, rejected)
     own = [r for r in rejected if int(claim.payload.get("fromSeq", 0)) <= r["seq"] <= (claim.seq or 0)]
     if own:
         ids = ", ".join(repr(r["id"]) for r in own[:10])
@@ -91,7 +90,6 @@ def _document_task(ctx: TaskContext) -> None:
         claim.details["deleted"] = int(claim.payload.get("deleted", 0))
     elif claim.type == "documents.flush":
         claim.details["deleted"] = claim.details.get("previousDocCount", 0)
-    return None
 
 
 for _type in ("documents.upsert", "documents.delete", "documents.flush"):
@@ -122,7 +120,8 @@ def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any
         queue.save_payload(db, ctx.claim)
 
 
-def _build(ctx: TaskContext, session_id: str | None) -> tuple[Index, int, dict[str, Any]]:
+def _build(ctx: TaskContext, session_id: str | None) -> tuple[int, dict[str, Any]]:
+    """Bring the planned generation up to the planned sequence; its number and mapping."""
     payload = ctx.claim.payload
     index = _load_index(ctx.sessions, ctx.claim.index_id)
     generation = int(payload["generation"])
@@ -140,7 +139,7 @@ def _build(ctx: TaskContext, session_id: str | None) -> tuple[Index, int, dict[s
     if any(seq < upto for seq in low.values()):
         raise TaskRetry(f"generation {generation} of {index.id} is behind {upto}: {low}")
     ctx.checkpoint(force=True)
-    return index, generation, mapping
+    return generation, mapping
 
 
 def _swap(
@@ -211,7 +210,7 @@ def _cleanup_build(ctx: TaskContext) -> None:
 def _reindex(ctx: TaskContext) -> dict[str, Any]:
     mapping = ctx.claim.payload.get("mapping") if ctx.claim.type == "mapping.update" else None
     _plan_build(ctx, None, mapping)
-    _index, generation, build_mapping = _build(ctx, None)
+    generation, build_mapping = _build(ctx, None)
     return _swap(ctx, generation, build_mapping, None, int(ctx.claim.payload["upto"]))
 
 
@@ -223,7 +222,7 @@ def _replace_commit(ctx: TaskContext) -> dict[str, Any]:
             raise TaskFailed("CONFLICT", "The replace session is not being committed")
         mapping = session.mapping
     _plan_build(ctx, session_id, mapping)
-    _index, generation, build_mapping = _build(ctx, session_id)
+    generation, build_mapping = _build(ctx, session_id)
     return _swap(ctx, generation, build_mapping, session_id, int(ctx.claim.payload["upto"]))
 
 
@@ -343,7 +342,7 @@ def _feed_sync(ctx: TaskContext) -> dict[str, Any]:
             queue.save_payload(db, claim)
         session_id = claim.payload["sessionId"]
     _plan_build(ctx, session_id, None)
-    _index, generation, build_mapping = _build(ctx, session_id)
+    generation, build_mapping = _build(ctx, session_id)
     result = _swap(ctx, generation, build_mapping, session_id, int(claim.payload["upto"]))
     with ctx.sessions.begin() as db:
         index_row = index_rows.index_by_id(db, claim.index_id)
