@@ -48,10 +48,11 @@ class ShardReplica:
 
     # -- reads ---------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        """Liveness probe: where the replica runs and what it holds."""
+        """Liveness probe: where the replica runs and what it holds (``persistedSeq``: what a restart
+        would reopen; the rest is re-fed from the database)."""
         e = self._engine()
-        return {"appliedSeq": e.applied_seq, "docCount": e.doc_count, "nodeId": _node_id(), "pid": os.getpid(),
-                "path": self.path}
+        return {"appliedSeq": e.applied_seq, "persistedSeq": e.persisted_seq, "docCount": e.doc_count,
+                "nodeId": _node_id(), "pid": os.getpid(), "path": self.path}
 
     def applied_seq(self) -> int:
         return self._engine().applied_seq
