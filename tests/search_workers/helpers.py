@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import random
+import time
 from typing import Any
 
 from shared.contract import Change
@@ -80,3 +82,12 @@ async def refeed(host, index_id: str, generation: int, shards: int, source: list
             mine.append(Change(seq=target_seq, op="advance"))
         await host.apply(index_id, generation, s, mine, after_seq=from_seq)
     return todo
+
+
+def release_ray_objects() -> None:
+    """Before ``ray.shutdown()``: let go of actor handles and object refs while Ray still runs.
+    Ray ends the process (exit code 1, no pytest summary) when one is released from another thread
+    after shutdown, which a handle still referenced by a finished test's frame can do."""
+    gc.collect()
+    time.sleep(0.5)
+    gc.collect()

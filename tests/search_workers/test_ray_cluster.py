@@ -14,7 +14,7 @@ from ray.cluster_utils import Cluster
 from search_workers.actors.ray_host import RayHost
 from shared.contract import ShardSpec
 from tests.queries import Q
-from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
+from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, release_ray_objects, upserts
 
 DOCS = make_docs(240, seed=5)
 SOURCE = upserts(DOCS)
@@ -29,6 +29,7 @@ def cluster():
     c.wait_for_nodes()
     ray.init(address=c.address, namespace=f"sstest-{secrets.token_hex(4)}", log_to_driver=False)
     yield c
+    release_ray_objects()
     ray.shutdown()
     c.shutdown()
 

@@ -18,7 +18,7 @@ from search_workers.local import LocalHost
 from shared.contract import ShardSpec
 from shared.routing import shard_for
 from tests.queries import Q
-from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, upserts
+from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, release_ray_objects, upserts
 
 DOCS = make_docs(200, seed=11)
 SOURCE = upserts(DOCS)
@@ -30,6 +30,7 @@ def namespace():
     ns = f"sstest-{secrets.token_hex(4)}"
     ray.init(num_cpus=2, include_dashboard=False, namespace=ns, log_to_driver=False)
     yield ns
+    release_ray_objects()
     ray.shutdown()
 
 
