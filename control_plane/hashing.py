@@ -6,7 +6,9 @@ holding a database connection: memory grew by 64 MiB a request, the connection p
 every other request waited. So a caller is first admitted — at most ``slots + queue`` at once, any
 more answer 503 UNAVAILABLE with ``Retry-After`` at once, before doing any database work — and its
 hashes run on ``slots`` low-priority threads, waited for at most ``wait`` seconds. Callers end
-their transaction (returning the connection) before they hash.
+their transaction (returning the connection) before they hash. The routes that hash also look at
+:meth:`PasswordHashing.saturated` on the event loop, before any request thread is taken: the surplus
+of a burst of sign-ins is refused there, so it does not queue ahead of other requests for threads.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from shared.errors import ErrorCode, ServiceError
 T = TypeVar("T")
 
 
-def _busy() -> ServiceError:
+def busy() -> ServiceError:
     return ServiceError(ErrorCode.UNAVAILABLE, "Too many sign-ins at once; try again shortly",
                         [{"path": "passwordHashing", "message": "busy"}], headers={"Retry-After": "1"})
 
@@ -49,12 +51,16 @@ class PasswordHashing:
         self._lock = threading.Lock()
         self._wait = wait
 
+    def saturated(self) -> bool:
+        """Every place is taken now (a look without the lock: :meth:`admit` still decides)."""
+        return self._inside >= self._capacity
+
     @contextlib.contextmanager
     def admit(self) -> Iterator[Admitted]:
         """A place among the callers that may hash, or 503 UNAVAILABLE at once when all are taken."""
         with self._lock:
             if self._inside >= self._capacity:
-                raise _busy()
+                raise busy()
             self._inside += 1
         try:
             yield Admitted(self)
@@ -68,7 +74,7 @@ class PasswordHashing:
             return future.result(timeout=self._wait)
         except FutureTimeout:
             future.cancel()
-            raise _busy() from None
+            raise busy() from None
 
 
 class Admitted:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -33,6 +34,9 @@ class RateLimiter:
     def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving") -> None:
         kind = MovingWindowRateLimiter if strategy == "moving" else FixedWindowRateLimiter
         self._local: RateLimiterStrategy = kind(MemoryStorage())
+        # limits' MemoryStorage is not thread-safe: two first hits at once start its expiry timer
+        # twice ("threads can only be started once", a 500 in a burst of sign-ins)
+        self._local_lock = threading.Lock()
         self._shared: RateLimiterStrategy | None = None
         if redis_url:
             storage = RedisStorage(redis_url, key_prefix=f"{prefix}limits", wrap_exceptions=True,
@@ -53,7 +57,8 @@ class RateLimiter:
                 if self.backoff.succeeded():
                     log.warning("rate limits counted in Redis again")
                 return result, self._shared
-        return op(self._local), self._local
+        with self._local_lock:
+            return op(self._local), self._local
 
     def _item(self, limit: str) -> RateLimitItem:
         item = self._items.get(limit)
@@ -63,7 +68,12 @@ class RateLimiter:
 
     def _refuse(self, limiter: RateLimiterStrategy, item: RateLimitItem, identifiers: tuple[str, ...]) -> ServiceError:
         try:
-            retry_after = max(1, math.ceil(limiter.get_window_stats(item, *identifiers).reset_time - time.time()))
+            if limiter is self._local:
+                with self._local_lock:
+                    stats = limiter.get_window_stats(item, *identifiers)
+            else:
+                stats = limiter.get_window_stats(item, *identifiers)
+            retry_after = max(1, math.ceil(stats.reset_time - time.time()))
         except StorageError:
             retry_after = 1
         return ServiceError(

@@ -33,6 +33,7 @@ from control_plane.auth.schemas import (
 )
 from control_plane.db import after_commit, isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
+from control_plane.hashing import busy
 from control_plane.public_url import links_base
 from control_plane.runtime import Runtime
 from control_plane.wire import Limit
@@ -51,6 +52,16 @@ def _per_ip(route: str, setting: str = "auth_limit_per_ip") -> Any:
         runtime.limiter.hit(getattr(runtime.settings, setting), f"auth-ip:{route}", client_ip(request))
 
     return Depends(limit)
+
+
+async def _hashing_room(runtime: RuntimeDep) -> None:
+    """503 at once, on the event loop, while every password-hashing place is taken (see
+    ``control_plane.hashing``): the surplus of a sign-in burst takes no request thread."""
+    if runtime.hashing.saturated():
+        raise busy()
+
+
+HASHING_ROOM = Depends(_hashing_room)
 
 
 def _send(db: Session, runtime: Runtime, mail: service.Mail | None) -> None:
@@ -76,7 +87,7 @@ def _login_out(result: sessions.SignIn) -> LoginOut:
 
 
 @router.post("/register", status_code=201, response_model=RegisterOut,
-             dependencies=[_per_ip("register", "register_limit_per_ip")])
+             dependencies=[HASHING_ROOM, _per_ip("register", "register_limit_per_ip")])
 def register(body: RegisterIn, request: Request, db: SessionDep, runtime: RuntimeDep) -> RegisterOut:
     links = links_base(request, runtime.settings.public_url)
     user, mail = service.register(db, runtime, links, body.email, body.password, body.name, body.organization_name)
@@ -99,7 +110,7 @@ def resend_verification(principal: SignedIn, request: Request, db: SessionDep, r
     return AcceptedOut()
 
 
-@router.post("/login", response_model=LoginOut, dependencies=[_per_ip("login")])
+@router.post("/login", response_model=LoginOut, dependencies=[HASHING_ROOM, _per_ip("login")])
 def login(body: LoginIn, request: Request, response: Response, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
     result = sessions.login(db, runtime, body.email, body.password, _user_agent(request), client_ip(request))
     assert result.refresh_token is not None
@@ -134,7 +145,7 @@ def forgot_password(body: ForgotPasswordIn, request: Request, db: SessionDep, ru
 
 
 @router.post("/reset-password", status_code=204, response_class=Response,
-             dependencies=[_per_ip("reset-password")])
+             dependencies=[HASHING_ROOM, _per_ip("reset-password")])
 def reset_password(body: ResetPasswordIn, db: SessionDep, runtime: RuntimeDep) -> Response:
     """Bad, used or expired tokens answer 400 VALIDATION_ERROR; every session of the user ends."""
     service.reset_password(db, runtime, body.token, body.password)
