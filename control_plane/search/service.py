@@ -225,7 +225,7 @@ async def _serving_spec(runtime: Runtime, index_id: str) -> ShardSpec | None:
 
     def read() -> ShardSpec | None:
         with runtime.sessions() as db:
-            index = db.get(Index, index_id)
+            index = indices.index_by_id(db, index_id)
             return None if index is None else index.shard_spec()
 
     return await asyncio.to_thread(read)
