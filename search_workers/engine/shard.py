@@ -13,6 +13,11 @@ numpy in memory (``memindex.py``), searched by ``search.py``.
   starts from and the control plane re-feeds after.  ``flush()`` waits for the disk; ``close()``
   flushes.  ``apply`` waits when more than ``persist.MAX_PENDING_DOCS`` documents are not yet
   committed.  ``SHOPSEARCH_ENGINE_PERSIST=inline``: one Whoosh commit inside each ``apply``.
+* **Memory-only mode** (``durable=False``): no Whoosh index, no persister, no snapshot, nothing
+  written under ``path`` (not even the directory).  ``applied_seq`` starts at 0; ``persisted_seq``
+  stays 0 (nothing would survive a restart: a reopened replica starts from 0 and must be fed
+  every change again).  ``flush()`` returns 0 at once and ``close()`` only marks the engine
+  closed; ``apply``/``search``/``get`` behave exactly as in durable mode.
 * **Refresh strategy: incremental from ``apply``, full build only on open.**  ``apply`` feeds the
   changed documents (already in hand) to the MemIndex: a replaced/deleted document's slot is
   marked dead, new versions are appended, and only the touched terms' posting arrays are
@@ -54,11 +59,13 @@ from .search import ShardSearch
 
 
 class ShardEngine:
-    def __init__(self, path: str | os.PathLike, mapping: dict, language: str = "en") -> None:
+    def __init__(self, path: str | os.PathLike, mapping: dict, language: str = "en",
+                 durable: bool = True) -> None:
         validate_mapping(mapping, language)
         self.path = os.fspath(path)
         self.mapping = mapping
         self.language = language
+        self.durable = durable
         self.id_field, self.fields = compile_mapping(mapping)
         self._lock = threading.RLock()  # in-memory structures (search, get, mutation)
         self._write_lock = threading.RLock()  # one writer at a time (Whoosh + memory)
@@ -68,6 +75,11 @@ class ShardEngine:
         self._mem = MemIndex(self.fields, get_analyzer(language))
         self._hidden = frozenset(f for f, s in self.fields.items() if not s.retrievable)
         self._search = ShardSearch(self._mem, self.fields, self.id_field, self._hidden)
+        self._persisted_seq = 0
+        self._persister = None
+        self._ix = None
+        if not durable:
+            return
         os.makedirs(self.path, exist_ok=True)
         if whoosh_store.exists(self.path):
             self._ix = whoosh_store.open_index(self.path)
@@ -154,22 +166,12 @@ class ShardEngine:
             if new_seq == self._applied_seq:
                 return self._applied_seq
             mem = self._mem
-            ops: list[tuple] = [("flush",)] if flushed else []
-            for doc_id, entry in final.items():
-                known = not flushed and doc_id in mem.id_to_slot  # memory mirrors what is submitted
-                if entry is None:
-                    if known:
-                        ops.append(("delete", doc_id))
-                else:
-                    # analyse once, for Whoosh and memory: the Whoosh document goes pre-analysed
-                    entry[2].update(mem.analyze(entry[0]))
-                    ops.append(("update" if known else "add", doc_id,
-                                whoosh_store.whoosh_doc(self.fields, doc_id, entry[0], entry[1], entry[2])))
-            # no ops (advance, deletes of unknown ids): the commit still moves the sequence on disk
-            if self._persister is None:  # inline: commit before touching memory
-                whoosh_store.commit_jobs(self._ix, [(ops, new_seq)], self.mapping, self.language)
+            if self.durable:
+                self._submit(final, flushed, new_seq)
             else:
-                self._persister.submit(self.path, self.mapping, self.language, ops, new_seq)
+                for entry in final.values():
+                    if entry is not None:
+                        entry[2].update(mem.analyze(entry[0]))
             with self._lock:
                 if flushed:
                     mem.clear()
@@ -180,9 +182,30 @@ class ShardEngine:
                         mem.add(doc_id, entry[0], entry[1], entry[2])
                 mem.finalize()
                 self._applied_seq = new_seq
-                if self._persister is None:
+                if self.durable and self._persister is None:
                     self._persisted_seq = new_seq
             return new_seq
+
+    def _submit(self, final: dict[str, tuple[dict, bytes, dict] | None], flushed: bool, new_seq: int) -> None:
+        """Analyse the batch's documents (into ``final``'s third slot, reused by memory) and hand
+        the Whoosh operations to the persister, or commit them inline."""
+        mem = self._mem
+        ops: list[tuple] = [("flush",)] if flushed else []
+        for doc_id, entry in final.items():
+            known = not flushed and doc_id in mem.id_to_slot  # memory mirrors what is submitted
+            if entry is None:
+                if known:
+                    ops.append(("delete", doc_id))
+            else:
+                # analyse once, for Whoosh and memory: the Whoosh document goes pre-analysed
+                entry[2].update(mem.analyze(entry[0]))
+                ops.append(("update" if known else "add", doc_id,
+                            whoosh_store.whoosh_doc(self.fields, doc_id, entry[0], entry[1], entry[2])))
+        # no ops (advance, deletes of unknown ids): the commit still moves the sequence on disk
+        if self._persister is None:  # inline: commit before touching memory
+            whoosh_store.commit_jobs(self._ix, [(ops, new_seq)], self.mapping, self.language)
+        else:
+            self._persister.submit(self.path, self.mapping, self.language, ops, new_seq)
 
     @property
     def persisted_seq(self) -> int:
@@ -244,10 +267,13 @@ class ShardEngine:
     # ------------------------------------------------------------------ close
     def close(self, snapshot_memory: bool = True) -> None:
         """Close the shard; waits until every applied change is committed to disk, then (unless
-        told not to: the shard is about to be deleted) saves the memory snapshot."""
+        told not to: the shard is about to be deleted) saves the memory snapshot.  Memory-only:
+        nothing to write, the engine is just closed."""
         with self._write_lock, self._lock:
             if not self._closed:
                 self._closed = True
+                if not self.durable:
+                    return
                 try:
                     if self._persister is not None:
                         self._persister.release(self.path)
@@ -257,4 +283,5 @@ class ShardEngine:
                         snapshot.save(self.path, self._mem, self._applied_seq, self.mapping, self.language)
                 finally:
                     with contextlib.suppress(Exception):
-                        self._ix.close()
+                        if self._ix is not None:
+                            self._ix.close()

@@ -409,3 +409,31 @@ def test_a_worn_shard_saves_no_snapshot_and_is_rebuilt_clean(tmp_path):
     assert e.search(Query(q="common", limit=0)).total == 40 and "word5" not in e._mem.term_df
     e.close()
     assert (tmp_path / "shard" / snapshot.FILE).exists()  # clean now
+
+
+def test_memory_only_engine_writes_nothing_and_answers_the_same(tmp_path):
+    docs = [{"id": str(i), "title": f"red shoe {i}", "brand": "acme" if i % 2 else "zeta",
+             "price": float(i), "tags": ["x", f"t{i % 3}"], "secret": "s"} for i in range(40)]
+    changes = upserts(docs) + [Change(41, "upsert", "3", {"title": "blue hat", "price": 3.0}),
+                               Change(42, "delete", "4"), Change(43, "advance")]
+    durable = ShardEngine(tmp_path / "durable", SMALL)
+    mem = ShardEngine(tmp_path / "mem", SMALL, durable=False)
+    assert mem.applied_seq == 0 and mem.persisted_seq == 0
+    for e in (durable, mem):
+        assert e.apply(changes[:20]) == 20 and e.apply(changes[10:]) == 43  # replay skipped
+    assert mem.doc_count == durable.doc_count == 39
+    queries = [Query(q="shoe", limit=50), Query(q="", limit=5, sort=[SortKey("price", desc=True)]),
+               Query(q="red", facets=[Facet("brand"), Facet("tags")], limit=50)]
+    for q in queries:
+        a, b = mem.search(q), durable.search(q)
+        assert ids(a) == ids(b) and a.total == b.total and a.facets == b.facets and a.applied_seq == 43
+    assert mem.get("3") == durable.get("3") and "secret" not in mem.get("5") and mem.get("4") is None
+    # nothing on disk, nothing to wait for: persisted_seq stays 0 (a restart starts from nothing)
+    assert mem.flush() == 0 and mem.persisted_seq == 0 and mem.applied_seq == 43
+    mem.apply([Change(44, "flush"), Change(45, "upsert", "z", {"title": "after"})])
+    assert ids(mem.search(Query(q=""))) == ["z"]
+    mem.close()
+    durable.close()
+    assert not (tmp_path / "mem").exists()
+    with pytest.raises(EngineError):
+        mem.search(Query(q=""))
