@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 import typer
 import uvicorn
+from fastapi import FastAPI
 
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
@@ -16,20 +18,33 @@ from shared.settings import get_settings
 def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     port: int = typer.Option(8000, help="Port to listen on"),
-    workers: int = typer.Option(1, help="Uvicorn worker processes (needs PostgreSQL + Redis when > 1)"),
+    workers: int = typer.Option(
+        0, min=0, help="Serving processes, each answering searches from its own replicas (0: one per CPU core)"),
 ) -> None:
     """Run the API. Applies database migrations first; Ctrl-C stops it cleanly."""
     settings = get_settings()
+    workers = workers or os.cpu_count() or 1
+    upgrade(settings)
+    if workers > 1:
+        # the workers read their settings from the environment: tell them they are several
+        os.environ["SHOPSEARCH_SERVING_PROCESSES"] = str(workers)
+        # a starting worker imports everything (a few seconds with N at once on N cores) and a
+        # follower answers only once its replicas caught up: give startup time before the supervisor
+        # takes a worker for hung and replaces it
+        uvicorn.run("cli.serve:worker_app", factory=True, host=host, port=port, workers=workers,
+                    log_level=settings.log_level.lower(), timeout_worker_healthcheck=60)
+    else:
+        uvicorn.run(worker_app(), host=host, port=port, log_level=settings.log_level.lower())
+
+
+def worker_app() -> FastAPI:
+    """One serving process's app."""
     # Searches hop between the event loop and shard threads; with the default 5 ms GIL switch
     # interval every hop can wait that long behind a CPU-bound thread. 0.5 ms keeps hops cheap.
     sys.setswitchinterval(0.0005)
-    upgrade(settings)
-    if workers > 1:
-        uvicorn.run("control_plane.app:create_app", factory=True, host=host, port=port, workers=workers)
-    else:
-        app = create_app(settings)
-        # Everything imported and built so far lives as long as the process: out of the garbage
-        # collector's full passes, which otherwise rescan it every few seconds under indexing.
-        gc.collect()
-        gc.freeze()
-        uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())
+    app = create_app(get_settings())
+    # Everything imported and built so far lives as long as the process: out of the garbage
+    # collector's full passes, which otherwise rescan it every few seconds under indexing.
+    gc.collect()
+    gc.freeze()
+    return app

@@ -8,6 +8,7 @@ from control_plane.index.models import Index
 from control_plane.org.models import Membership, Organization
 from control_plane.profile.models import Profile
 from control_plane.project.models import Project
+from control_plane.serving.models import ServingProcess
 from control_plane.task.models import Task
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Profile",
     "Project",
     "RefreshToken",
+    "ServingProcess",
     "SessionFamily",
     "User",
 ]

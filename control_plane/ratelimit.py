@@ -1,4 +1,5 @@
-"""Rate limits through the ``limits`` library: Redis counters when configured, memory otherwise.
+"""Rate limits through the ``limits`` library: Redis counters when configured; without Redis, the
+machine's state file when several serving processes share the limits (:class:`FileLimits`), else memory.
 
 While Redis is unreachable the limits keep applying, counted by this instance alone (fail open to
 a local limiter): a sign-in is then limited per instance, not refused, and Redis is tried again
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -16,11 +18,12 @@ from typing import TypeVar
 
 from limits import RateLimitItem, parse
 from limits.errors import StorageError
-from limits.storage import MemoryStorage, RedisStorage
+from limits.storage import MemoryStorage, MovingWindowSupport, RedisStorage, Storage
 from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from limits.strategies import RateLimiter as RateLimiterStrategy
 
 from control_plane.sharedstate import Backoff
+from control_plane.statefile import StateFile
 from shared.errors import ErrorCode, ServiceError
 
 log = logging.getLogger("shopsearch.ratelimit")
@@ -31,7 +34,8 @@ class RateLimiter:
     """``moving`` windows for per-address route limits; ``fixed`` ones, O(1) per hit, for high-rate
     quotas and for attempts that may be given back (:meth:`reserve`)."""
 
-    def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving") -> None:
+    def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving",
+                 file: StateFile | None = None) -> None:
         kind = MovingWindowRateLimiter if strategy == "moving" else FixedWindowRateLimiter
         self._local: RateLimiterStrategy = kind(MemoryStorage())
         # limits' MemoryStorage is not thread-safe: two first hits at once start its expiry timer
@@ -42,6 +46,8 @@ class RateLimiter:
             storage = RedisStorage(redis_url, key_prefix=f"{prefix}limits", wrap_exceptions=True,
                                    socket_timeout=2, socket_connect_timeout=2)
             self._shared = kind(storage)
+        elif file is not None:
+            self._shared = kind(FileLimits(file, prefix))
         self.backoff = Backoff()
         self._items: dict[str, RateLimitItem] = {}
 
@@ -120,3 +126,80 @@ class Reservation:
                 storage.incr(self._key, expiry, amount=1)
         except StorageError:
             pass  # the attempt stays counted: errs on the safe side
+
+
+class FileLimits(Storage, MovingWindowSupport):
+    """``limits`` storage in the machine's :class:`~control_plane.statefile.StateFile`: counters of
+    fixed windows and entries of moving windows, shared by the serving processes of one machine."""
+
+    STORAGE_SCHEME = ["shopsearch-state-file"]
+
+    def __init__(self, file: StateFile, prefix: str) -> None:
+        super().__init__(wrap_exceptions=True)
+        self.file = file
+        self.prefix = prefix
+
+    @property
+    def base_exceptions(self) -> type[Exception]:
+        return sqlite3.Error
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        now = time.time()
+        with self.file.connection() as db:
+            row = db.execute(
+                "INSERT INTO counters (key, value, expires) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                "value = CASE WHEN expires < ? THEN excluded.value ELSE value + excluded.value END, "
+                "expires = CASE WHEN expires < ? THEN excluded.expires ELSE expires END RETURNING value",
+                (self.prefix + key, amount, now + expiry, now, now),
+            ).fetchone()
+        return int(row[0])
+
+    def get(self, key: str) -> int:
+        row = self.file.connection().execute(
+            "SELECT value FROM counters WHERE key = ? AND expires >= ?", (self.prefix + key, time.time())
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def get_expiry(self, key: str) -> float:
+        row = self.file.connection().execute(
+            "SELECT expires FROM counters WHERE key = ?", (self.prefix + key,)).fetchone()
+        return time.time() if row is None else float(row[0])
+
+    def check(self) -> bool:
+        return True
+
+    def reset(self) -> int | None:
+        with self.file.connection() as db:
+            db.execute("DELETE FROM counters WHERE key LIKE ?", (self.prefix + "%",))
+            db.execute("DELETE FROM entries WHERE key LIKE ?", (self.prefix + "%",))
+        return None
+
+    def clear(self, key: str) -> None:
+        with self.file.connection() as db:
+            db.execute("DELETE FROM counters WHERE key = ?", (self.prefix + key,))
+            db.execute("DELETE FROM entries WHERE key = ?", (self.prefix + key,))
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        key, now = self.prefix + key, time.time()
+        db = self.file.connection()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM entries WHERE key = ? AND at < ?", (key, now - expiry))
+            (count,) = db.execute("SELECT count(*) FROM entries WHERE key = ?", (key,)).fetchone()
+            allowed = count + amount <= limit
+            if allowed:
+                db.executemany("INSERT INTO entries (key, at) VALUES (?, ?)", [(key, now)] * amount)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        return allowed
+
+    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+        now = time.time()
+        oldest, count = self.file.connection().execute(
+            "SELECT min(at), count(*) FROM entries WHERE key = ? AND at >= ?", (self.prefix + key, now - expiry)
+        ).fetchone()
+        return (float(oldest), int(count)) if count else (now, 0)

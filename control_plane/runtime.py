@@ -13,6 +13,7 @@ from control_plane.hashing import PasswordHashing
 from control_plane.mailer import Mailer
 from control_plane.ratelimit import RateLimiter
 from control_plane.sharedstate import SharedState, make_shared_state
+from control_plane.statefile import state_file
 from shared.settings import Settings
 
 
@@ -35,15 +36,17 @@ class Runtime:
     def build(cls, settings: Settings) -> Runtime:
         private_dir(settings.data_dir)
         engine = make_engine(settings.resolved_database_url)
+        # several serving processes without Redis share their limits through the machine's state file
+        file = state_file(settings.data_dir) if settings.serving_processes > 1 and not settings.redis_url else None
         return cls(
             settings=settings,
             engine=engine,
             sessions=make_sessionmaker(engine),
-            state=make_shared_state(settings.redis_url, settings.redis_prefix),
-            limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
-            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed"),
+            state=make_shared_state(settings),
+            limiter=RateLimiter(settings.redis_url, settings.redis_prefix, file=file),
+            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed", file=file),
             mailer=Mailer(settings.smtp),
-            attempts=RateLimiter(settings.redis_url, f"{settings.redis_prefix}attempts:", strategy="fixed"),
+            attempts=RateLimiter(settings.redis_url, f"{settings.redis_prefix}attempts:", strategy="fixed", file=file),
             hashing=PasswordHashing(settings.password_hash_concurrency, settings.password_hash_queue),
         )
 

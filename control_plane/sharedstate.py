@@ -1,6 +1,8 @@
 """State several API instances must agree on: revocations and small shared values.
 
-Redis when ``REDIS_URL`` is set; an in-process equivalent on the embedded default (one process).
+Redis when ``REDIS_URL`` is set; without it, an in-process equivalent for one serving process, or
+a file every serving process of the machine shares (``DATA_DIR/state.db``, :mod:`.statefile`) when
+``shopsearch serve --workers`` runs several.
 
 When Redis cannot be reached, reads raise :class:`SharedStateUnavailable` so each caller picks its
 fallback (revocations: the database, which is the authority; epochs: no cached answers). Writes
@@ -19,6 +21,9 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 import redis
+
+from control_plane.statefile import StateFile, state_file
+from shared.settings import Settings
 
 log = logging.getLogger("shopsearch.sharedstate")
 T = TypeVar("T")
@@ -204,5 +209,64 @@ class RedisState:
             return False
 
 
-def make_shared_state(redis_url: str | None, prefix: str) -> SharedState:
-    return RedisState(redis_url, prefix) if redis_url else MemoryState()
+class FileState:
+    """:class:`SharedState` in a :class:`~control_plane.statefile.StateFile` (several processes, one
+    machine). Expiry is wall-clock time; expired rows are ignored and swept now and then."""
+
+    def __init__(self, file: StateFile) -> None:
+        self.file = file
+        self._writes = 0
+
+    def _sweep(self) -> None:
+        self._writes += 1
+        if self._writes % 256 == 0:
+            with self.file.connection() as db:
+                db.execute("DELETE FROM kv WHERE expires < ?", (time.time(),))
+
+    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
+        self.set(f"revoked:{kind}:{ident}", b"1", ttl_seconds)
+
+    def is_revoked(self, kind: str, ident: str) -> bool:
+        return self.get(f"revoked:{kind}:{ident}") is not None
+
+    def get(self, key: str) -> bytes | None:
+        row = self.file.connection().execute(
+            "SELECT CAST(value AS BLOB) FROM kv WHERE key = ? AND (expires IS NULL OR expires >= ?)", (key, time.time())
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def set(self, key: str, value: bytes, ttl_seconds: int) -> None:
+        with self.file.connection() as db:
+            db.execute("INSERT OR REPLACE INTO kv (key, value, expires) VALUES (?, ?, ?)",
+                       (key, value, time.time() + max(1, ttl_seconds)))
+        self._sweep()
+
+    def delete(self, key: str) -> None:
+        with self.file.connection() as db:
+            db.execute("DELETE FROM kv WHERE key = ?", (key,))
+
+    def incr(self, key: str) -> int:
+        with self.file.connection() as db:
+            row = db.execute(
+                "INSERT INTO kv (key, value, expires) VALUES (?, '1', NULL) ON CONFLICT (key) DO UPDATE SET "
+                "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT), expires = NULL RETURNING value", (key,)
+            ).fetchone()
+        return int(row[0])
+
+    def incr_eventually(self, key: str) -> int | None:
+        return self.incr(key)
+
+    def replay(self) -> None:
+        return None
+
+    def ping(self) -> bool:
+        return True
+
+
+def make_shared_state(settings: Settings) -> SharedState:
+    """Redis when configured; else a file when several serving processes share it; else memory."""
+    if settings.redis_url:
+        return RedisState(settings.redis_url, settings.redis_prefix)
+    if settings.serving_processes > 1:
+        return FileState(state_file(settings.data_dir))
+    return MemoryState()

@@ -298,16 +298,17 @@ def _answer_seq(answer: Answer) -> int:
     return answer.applied_seq
 
 
-def make_host(settings: Settings) -> ShardHost:
-    """``ray_address`` unset -> :class:`LocalHost` under ``data_dir/shards``; ``"local"`` -> a local Ray
-    started here; ``"auto"`` / ``"ray://…"`` / ``host:port`` -> join that cluster."""
+def make_host(settings: Settings, *, durable: bool = True) -> ShardHost:
+    """``ray_address`` unset -> :class:`LocalHost` under ``data_dir/shards`` (``durable=False``: its
+    replicas in memory only); ``"local"`` -> a local Ray started here; ``"auto"`` / ``"ray://…"`` /
+    ``host:port`` -> join that cluster."""
     shards_dir = settings.data_dir / "shards"
     # imported here, not at the top: the hosts import this module (their base class), and Ray's
     # import costs a second the embedded default never needs
     if not settings.ray_address:
         from search_workers.local import LocalHost
 
-        return LocalHost(shards_dir)
+        return LocalHost(shards_dir, durable=durable)
     from search_workers.actors.ray_host import RayHost
 
     return RayHost.connect(settings.ray_address, shards_dir)

@@ -34,9 +34,13 @@ from shared.contract import Answer, Query, ShardSpec, shard_query
 
 
 class LocalHost(BaseHost):
-    def __init__(self, shards_dir: str | os.PathLike[str], max_workers: int | None = None) -> None:
+    def __init__(self, shards_dir: str | os.PathLike[str], max_workers: int | None = None, *,
+                 durable: bool = True) -> None:
         super().__init__()
         self.shards_dir = Path(shards_dir)
+        # False: replicas in memory only, nothing written or deleted under ``shards_dir`` (a serving
+        # process whose replicas follow the database beside the one that owns the files)
+        self.durable = durable
         self._specs: dict[tuple[str, int], ShardSpec] = {}
         self._replicas: dict[tuple[str, int, int, int], ShardReplica] = {}
         self._open_lock = asyncio.Lock()
@@ -116,7 +120,7 @@ class LocalHost(BaseHost):
             todo = [(s, r) for s in range(spec.shards) for r in range(spec.replicas)]
             reps = await asyncio.gather(*(
                 self._run(ShardReplica, str(self.replica_path(spec.index_id, spec.generation, s, r)),
-                          spec.mapping, spec.language)
+                          spec.mapping, spec.language, self.durable)
                 for s, r in todo
             ))
             for (s, r), rep in zip(todo, reps, strict=True):
@@ -135,7 +139,8 @@ class LocalHost(BaseHost):
         async with self._open_lock:
             await self._close_generation(index_id, generation, destroy=True)
             self._forget(index_id, generation)
-            await self._run(shutil.rmtree, str(self.shards_dir / index_id / f"g{generation}"), True)
+            if self.durable:
+                await self._run(shutil.rmtree, str(self.shards_dir / index_id / f"g{generation}"), True)
 
     async def drop_index(self, index_id: str) -> None:
         check_index_id(index_id)
@@ -143,7 +148,8 @@ class LocalHost(BaseHost):
             for gen in sorted({k[1] for k in self._specs if k[0] == index_id}):
                 await self._close_generation(index_id, gen, destroy=True)
             self._forget(index_id)
-            await self._run(shutil.rmtree, str(self.shards_dir / index_id), True)
+            if self.durable:
+                await self._run(shutil.rmtree, str(self.shards_dir / index_id), True)
 
     async def healthy(self) -> bool:
         return not self._closed

@@ -23,12 +23,14 @@ from shared.contract import Answer, Change, Query
 
 
 class ShardReplica:
-    def __init__(self, path: str, mapping: dict[str, Any], language: str = "en") -> None:
+    def __init__(self, path: str, mapping: dict[str, Any], language: str = "en", durable: bool = True) -> None:
         self.path = os.fspath(path)
         self.mapping = mapping
         self.language = language
+        # False: memory only (a serving process's replica that follows the database; no files)
+        self.durable = durable
         self._lock = threading.Lock()
-        self.engine: ShardEngine | None = ShardEngine(self.path, mapping, language)
+        self.engine: ShardEngine | None = ShardEngine(self.path, mapping, language, durable=durable)
 
     def _engine(self) -> ShardEngine:
         e = self.engine
@@ -43,7 +45,7 @@ class ShardReplica:
                 if self.engine is not None:
                     self.engine.close()
                 self.mapping, self.language = mapping, language
-                self.engine = ShardEngine(self.path, mapping, language)
+                self.engine = ShardEngine(self.path, mapping, language, durable=self.durable)
         return self.info()
 
     # -- reads ---------------------------------------------------------------------------
@@ -93,8 +95,9 @@ class ShardReplica:
     def destroy(self) -> None:
         """Close and delete the replica's files (no memory snapshot: it would be deleted at once)."""
         self.close(snapshot=False)
-        with self._lock:
-            shutil.rmtree(self.path, ignore_errors=True)
+        if self.durable:
+            with self._lock:
+                shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _node_id() -> str | None:

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     password_hash_queue: int = 16
     status_limit_per_ip: str = "60/minute"
     run_task_runner: bool = True
+    # Serving processes on this machine (``shopsearch serve --workers`` sets it for its workers):
+    # above 1, processes without Redis share epochs, revocations and rate limits through
+    # ``DATA_DIR/state.db``, and each holds its own in-memory replicas following the database.
+    serving_processes: int = 1
     # Shard engine persistence: "process" writes Whoosh files in a helper process behind apply
     # (search reflects changes at once, disk trails); "inline" writes them inside apply.
     engine_persist: str = "process"

@@ -5,6 +5,11 @@ every index is opened and re-fed from the database where a replica is behind; th
 runner starts when ``settings.run_task_runner``. A readiness check (host healthy, shards opened)
 joins ``runtime.extras["readiness_checks"]``.
 
+With several serving processes (``settings.serving_processes > 1``, ``shopsearch serve --workers``)
+only the primary (the one holding ``DATA_DIR/serving.lock``) does that; every other process holds
+in-memory replicas that follow the database (:mod:`control_plane.serving.follower`) and starts
+answering only once they caught up. With Ray the shards are shared: no process follows.
+
 The hooks are reference-counted: the app may be entered more than once (several test clients on one
 app), and only the last exit stops the runner and closes the host.
 """
@@ -18,6 +23,7 @@ from typing import Any
 from control_plane.document.repository import row_source
 from control_plane.index.repository import all_indices
 from control_plane.runtime import Runtime
+from control_plane.serving.follower import Follower, take_primary
 from control_plane.shard import ShardBridge, catch_up, close_shard_bridge, shard_bridge
 from control_plane.task.runner import TaskRunner
 
@@ -46,6 +52,15 @@ def start_indexing(runtime: Runtime) -> None:
         runtime.extras["indexing_refs"] = refs + 1
         if refs:
             return
+    settings = runtime.settings
+    primary = True
+    if settings.serving_processes > 1:
+        lock = take_primary(settings.data_dir)
+        primary = lock is not None
+        runtime.extras["primary_lock"] = lock
+    if not primary and not settings.ray_address:
+        _start_following(runtime)
+        return
     bridge = shard_bridge(runtime)
     ready = threading.Event()
     runtime.extras["shards_ready"] = ready
@@ -61,13 +76,32 @@ def start_indexing(runtime: Runtime) -> None:
     def shards_ready() -> bool:
         return ready.is_set() and bridge.healthy()
 
-    checks: list[Any] = runtime.extras.setdefault("readiness_checks", [])
-    checks.append(shards_ready)
-    runtime.extras["shards_check"] = shards_ready
-    if runtime.settings.run_task_runner:
-        runner = TaskRunner(runtime.sessions, bridge, runtime.settings, state=runtime.state)
+    _add_check(runtime, shards_ready)
+    if settings.run_task_runner and primary:
+        runner = TaskRunner(runtime.sessions, bridge, settings, state=runtime.state)
         runtime.extras["task_runner"] = runner
         runner.start()
+
+
+def _start_following(runtime: Runtime) -> None:
+    """A follower: memory replicas kept at the database's sequences; returns once they caught up."""
+    bridge = runtime.extras["shards"] = ShardBridge(runtime.settings, durable=False)
+    follower = Follower(runtime.sessions, bridge)
+    runtime.extras["follower"] = follower
+    follower.start()
+    while not follower.wait_synced(30):
+        log.info("serving process %s is still catching up with the database", follower.id)
+
+    def shards_ready() -> bool:
+        return follower.fresh() and bridge.healthy()
+
+    _add_check(runtime, shards_ready)
+
+
+def _add_check(runtime: Runtime, check: Any) -> None:
+    checks: list[Any] = runtime.extras.setdefault("readiness_checks", [])
+    checks.append(check)
+    runtime.extras["shards_check"] = check
 
 
 def stop_indexing(runtime: Runtime) -> None:
@@ -79,8 +113,14 @@ def stop_indexing(runtime: Runtime) -> None:
     runner = runtime.extras.pop("task_runner", None)
     if runner is not None:
         runner.stop()
+    follower = runtime.extras.pop("follower", None)
+    if follower is not None:
+        follower.stop()
     check = runtime.extras.pop("shards_check", None)
     checks = runtime.extras.get("readiness_checks", [])
     if check in checks:
         checks.remove(check)
     close_shard_bridge(runtime)
+    lock = runtime.extras.pop("primary_lock", None)
+    if lock is not None:
+        lock.close()

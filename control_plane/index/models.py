@@ -32,6 +32,8 @@ class Index(Base):
     feed: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     serving_generation: Mapped[int] = mapped_column(Integer, default=1)
     building_generation: Mapped[int | None] = mapped_column(Integer)
+    # What the building generation is built from: {"upto", "mapping", "sessionId"} (see start_build).
+    build: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     status: Mapped[str] = mapped_column(String(20), default="ready")
     seq: Mapped[int] = mapped_column(BigInteger, default=0)
     # The sequence of the last flush: shards behind it are wiped before catching up.

@@ -3,6 +3,8 @@ the task runner's (its own section) take the index by id alone."""
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
@@ -100,6 +102,28 @@ def set_document_count(db: Session, index_id: str, count: int) -> None:
     db.execute(update(Index).where(Index.id == index_id).values(document_count=count))
 
 
-def start_build(db: Session, index_id: str, generation: int) -> None:
-    """``generation`` is being built: the index is ``reindexing`` until it is swapped in or dropped."""
-    db.execute(update(Index).where(Index.id == index_id).values(building_generation=generation, status="reindexing"))
+def start_build(db: Session, index_id: str, generation: int, *, upto: int, mapping: dict[str, Any],
+                session_id: str | None) -> None:
+    """``generation`` is being built, up to ``upto``, with ``mapping``, from the documents table or a
+    replace session's staged rows: the index is ``reindexing`` until it is swapped in or dropped."""
+    build = {"upto": upto, "mapping": mapping, "sessionId": session_id}
+    db.execute(update(Index).where(Index.id == index_id).values(
+        building_generation=generation, build=build, status="reindexing"))
+
+
+class SyncState(NamedTuple):
+    """What a serving process's replicas of an index must hold (see control_plane.serving)."""
+
+    id: str
+    serving_generation: int
+    seq: int
+    flush_seq: int
+    building_generation: int | None
+    build: dict[str, Any] | None
+
+
+def sync_states(db: Session) -> list[SyncState]:
+    """Every index's serving generation and sequence, and the generation being built (one query)."""
+    rows = db.execute(select(Index.id, Index.serving_generation, Index.seq, Index.flush_seq,
+                             Index.building_generation, Index.build))
+    return [SyncState(*row) for row in rows]

@@ -16,13 +16,13 @@ import threading
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from control_plane.runtime import Runtime
 from search_workers.engine import SearchTimeout, ShardBusy
-from search_workers.host import ShardHost, make_host
+from search_workers.host import ShardHost, ShardNotOpen, make_host
 from search_workers.local import LocalHost
 from shared.contract import Answer, Change, Query, ShardSpec
 from shared.settings import Settings
@@ -35,9 +35,19 @@ T = TypeVar("T")
 DROP_DELAY_S = 1.0
 
 
+class SearchGate(Protocol):
+    """Which generations this process may search (a process whose replicas follow the database
+    searches a generation only once it has caught up with it)."""
+
+    def searchable(self, index_id: str, generation: int) -> bool: ...
+    async def wait(self, index_id: str, generation: int) -> None: ...
+
+
 class ShardBridge:
-    def __init__(self, settings: Settings, host: ShardHost | None = None) -> None:
+    def __init__(self, settings: Settings, host: ShardHost | None = None, *, durable: bool = True) -> None:
         self.settings = settings
+        self.durable = durable
+        self.gate: SearchGate | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="shard-host-loop", daemon=True)
         self._thread.start()
@@ -50,9 +60,8 @@ class ShardBridge:
         self._background: set[Any] = set()
         self._waiters = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-wait")
 
-    @staticmethod
-    async def _make(settings: Settings) -> ShardHost:
-        return make_host(settings)
+    async def _make(self, settings: Settings) -> ShardHost:
+        return make_host(settings, durable=self.durable)
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run a host coroutine on the host loop and wait for it (from a thread, never from that loop)."""
@@ -75,7 +84,10 @@ class ShardBridge:
             self._opened.add(key)
 
     async def reopen(self, spec: ShardSpec) -> None:
-        """:meth:`open` with ``force`` from a request handler."""
+        """:meth:`open` with ``force`` from a request handler; behind a gate, wait for the gate instead."""
+        if self.gate is not None:
+            await self.gate.wait(spec.index_id, spec.generation)
+            return
         await asyncio.get_running_loop().run_in_executor(self._waiters, lambda: self.open(spec, force=True))
 
     def drop(self, index_id: str, generation: int | None = None, *, delay: float = 0.0) -> None:
@@ -140,6 +152,9 @@ class ShardBridge:
         on a worker thread with the rest of its time, where the GIL is handed back to the loop
         every few milliseconds: other requests keep being answered. A shard busy applying a
         batch is waited for on a thread too."""
+        gate = self.gate
+        if gate is not None and not gate.searchable(index_id, generation):
+            raise ShardNotOpen(f"{index_id}/g{generation} is not caught up in this process yet")
         inline = self._inline
         if inline is None:
             return await self._await(self.host.search(index_id, generation, query))

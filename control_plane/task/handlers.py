@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +32,8 @@ from control_plane.index import repository as index_rows
 from control_plane.index.feed_fetch import FeedError, download
 from control_plane.index.models import Index
 from control_plane.index.service import check_feed_url, feed_source_url
+from control_plane.serving import repository as serving_rows
+from control_plane.serving.follower import LEASE_S, wait_for_replicas
 from control_plane.shard import ShardBridge, catch_up
 from control_plane.task import queue
 from control_plane.task import service as tasks
@@ -69,7 +72,15 @@ def _sync_serving(ctx: TaskContext, target: int, rejected: list[dict[str, Any]])
     )
     if any(seq < target for seq in low.values()):
         raise TaskRetry(f"shards of {index.id} are behind {target}: {low}")
+    _await_serving_processes(ctx, generation, target)
     return index
+
+
+def _await_serving_processes(ctx: TaskContext, generation: int, seq: int) -> None:
+    """A task succeeds only when every serving process's replicas reflect it (control_plane.serving)."""
+    behind = wait_for_replicas(ctx.sessions, ctx.claim.index_id, generation, seq, checkpoint=ctx.checkpoint)
+    if behind:
+        raise TaskRetry(f"serving processes {behind} hold {ctx.claim.index_id}/g{generation} below {seq}")
 
 
 def _document_task(ctx: TaskContext) -> None:
@@ -116,7 +127,8 @@ def _plan_build(ctx: TaskContext, session_id: str | None, mapping: dict[str, Any
         payload["generation"] = generation
         payload["upto"] = upto
         payload["buildMapping"] = mapping if mapping is not None else index.mapping
-        index_rows.start_build(db, index.id, generation)
+        index_rows.start_build(db, index.id, generation, upto=upto, mapping=payload["buildMapping"],
+                               session_id=session_id)
         queue.save_payload(db, ctx.claim)
 
 
@@ -138,6 +150,7 @@ def _build(ctx: TaskContext, session_id: str | None) -> tuple[int, dict[str, Any
     )
     if any(seq < upto for seq in low.values()):
         raise TaskRetry(f"generation {generation} of {index.id} is behind {upto}: {low}")
+    _await_serving_processes(ctx, generation, upto)
     ctx.checkpoint(force=True)
     return generation, mapping
 
@@ -165,6 +178,7 @@ def _swap(
         index.serving_generation = generation
         index.serving_mapping = mapping
         index.building_generation = None
+        index.build = None
         index.status = "ready"
         index.document_count = documents.live_count(db, index.id)
         db.flush()
@@ -194,6 +208,7 @@ def _cleanup_build(ctx: TaskContext) -> None:
         if index is not None:
             if generation is not None and index.building_generation == generation:
                 index.building_generation = None
+                index.build = None
             index.status = "ready"
             if ctx.claim.type == "mapping.update":
                 index.mapping = index.serving_mapping
@@ -385,5 +400,11 @@ def _schedule_feeds(sessions: sessionmaker[Session], _bridge: ShardBridge) -> No
             index.feed = feed
 
 
+def _forget_gone_serving_processes(sessions: sessionmaker[Session], _bridge: ShardBridge) -> None:
+    with sessions.begin() as db:
+        serving_rows.forget_silent(db, time.time() - 100 * LEASE_S)
+
+
 register_maintenance(_expire_sessions)
 register_maintenance(_schedule_feeds)
+register_maintenance(_forget_gone_serving_processes)

@@ -65,7 +65,7 @@ class TaskRunner:
         self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{new_id('run')}"
         self.maintenance = maintenance
         # Where index epochs live (Redis when configured): bumped when a task ends, retiring cached answers.
-        self.state = state if state is not None else make_shared_state(settings.redis_url, settings.redis_prefix)
+        self.state = state if state is not None else make_shared_state(settings)
         self.checkpoint_hook: Callable[[TaskContext], None] | None = None
         self._event = threading.Event()
         self._stop = threading.Event()
