@@ -45,6 +45,28 @@ MAPPING: dict[str, Any] = {
 FIELDS: dict[str, dict[str, int]] = {
     "name": {"weight": 8}, "brand": {"weight": 4}, "categories": {"weight": 2}, "description": {"weight": 1},
 }
+# The storefront users measured (issue #11): the profile, the index's facets and an image to show.
+STOREFRONT_MAPPING: dict[str, Any] = {
+    **MAPPING, "fields": {**MAPPING["fields"], "image": {"type": "keyword", "searchable": False}},
+}
+STOREFRONT_FACETS: list[dict[str, Any]] = [
+    {"field": "brand", "type": "terms", "label": "Brand"},
+    {"field": "categories", "type": "terms", "label": "Category"},
+    {"field": "price", "type": "range", "label": "Price", "ranges": [
+        {"to": 50, "label": "Under $50"}, {"from": 50, "to": 200, "label": "$50 to $200"},
+        {"from": 200, "label": "$200 and up"}]},
+]
+STOREFRONT_PROFILE: dict[str, Any] = {
+    "name": "storefront",
+    "queryFields": {"name": {"weight": 10, "typo": True, "prefix": True},
+                    "brand": {"weight": 5, "typo": True, "prefix": True},
+                    "description": {"weight": 1, "typo": False, "prefix": False}},
+    "operator": "and",
+    "facets": ["brand", "categories", "price"],
+    "perPage": 20,
+    "retrieve": ["name", "brand", "price", "image", "categories"],
+    "highlight": ["name"],
+}
 SUFFIXES = ["Pro", "Lite", "Plus", "Max", "Mini", "Edition", "Bundle", "Kit", "Deluxe", "Sport", "Travel",
             "Classic", "Premium", "Value", "Essentials", "Starter", "Ultra", "Compact", "Duo", "Go"]
 
@@ -103,6 +125,21 @@ def tree_rss(pid: int) -> int:
     for p in procs:
         with contextlib.suppress(psutil.NoSuchProcess):
             total += p.memory_info().rss
+    return total
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and all its children, counting exited children it reaped."""
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
     return total
 
 
@@ -201,8 +238,9 @@ def scratch_pg_database(prefix: str = "shopsearch_scratch") -> Iterator[str]:
 
 @contextlib.contextmanager
 def running_server(postgres: bool = False, redis: bool = False, keep: bool = False,
-                   extra_env: dict[str, str] | None = None) -> Iterator[Server]:
-    """``shopsearch serve`` in a subprocess on a temporary data dir (optionally a scratch PostgreSQL)."""
+                   extra_env: dict[str, str] | None = None, workers: int | None = None) -> Iterator[Server]:
+    """``shopsearch serve`` in a subprocess on a temporary data dir (optionally a scratch PostgreSQL);
+    ``workers`` is passed as ``serve --workers`` (unset: the serve default)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHOPSEARCH_")}
     env.update(extra_env or {})  # may name the data directory (one that doesn't exist yet, say)
     env.setdefault("SHOPSEARCH_DATA_DIR", tempfile.mkdtemp(prefix="shopsearch-bench-"))
@@ -217,7 +255,10 @@ def running_server(postgres: bool = False, redis: bool = False, keep: bool = Fal
         env["SHOPSEARCH_REDIS_PREFIX"] = f"bench:{secrets.token_hex(4)}:"
     database_url = env.get("SHOPSEARCH_DATABASE_URL") or f"sqlite:///{(data_dir / 'shopsearch.db').resolve()}"
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port)], cwd=ROOT, env=env)
+    command = [sys.executable, "-m", "cli.main", "serve", "--port", str(port)]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    process = subprocess.Popen(command, cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120

@@ -1,19 +1,29 @@
-"""Storefront search speed against a real server, beside raw Whoosh and tantivy on the same queries.
+"""Storefront search speed against a real server, and the server's CPU cores used per phase.
 
-    python -m benchmarks.search_bench [--docs 100000] [--shards 2] [--seconds 20] [--postgres --redis]
+    python -m benchmarks.search_bench [--docs 100000] [--shards 2] [--seconds 15] [--workers N]
+                                      [--postgres --redis] [--ray] [--whoosh-queries 200]
 
-1. Starts ``shopsearch serve`` (embedded default unless ``--postgres``/``--redis``), uploads the Best
-   Buy catalog expanded to ``--docs`` products into an index of ``--shards`` shards, saves a profile
-   (name > brand > categories > description, a brand facet) and a public key for an origin.
-2. Uncached: real shopper queries drawn by popularity, ``Cache-Control: no-cache`` on every request
-   (sent with the secret key: a public key's no-cache is not honoured),
-   4 concurrent clients → p50/p95/p99 (load from ``wrk`` when installed — ``apt-get install wrk`` —
-   else from an aiohttp client in this process) (targets p50 ≤ 10 ms, p99 ≤ 60 ms).
-3. The realistic mix with the cache (same popularity-weighted stream; popular queries repeat) at 4
-   and 16 concurrent clients, each from a cold cache (the profile is saved again, which retires
-   every cached answer) → searches/s and p99 (target ≥ 1,000/s with p99 ≤ 50 ms).
-4. Stops the server and runs raw Whoosh (a MultifieldParser searcher over the very shard files the
-   service built) and tantivy (in-process, same documents) on the same queries, printed beside.
+1. Starts ``shopsearch serve`` (``--workers N`` passed through; embedded default unless
+   ``--postgres``/``--redis``; ``--ray``: shards in Ray actors), uploads the Best Buy catalog expanded
+   to ``--docs`` products into ``--shards`` shards, and saves the storefront users measured (issue #11,
+   ``common.STOREFRONT_PROFILE``): name x10 and brand x5 (typo, prefix), description x1, operator
+   "and"; facets on brand, categories and price (three ranges); 20 hits, 5 retrieved fields, name
+   highlighted. Searches go to the storefront route with a public key and an allowed Origin, as a
+   shop's page sends them.
+2. Uncached: shopper-like combinations of 2-4 words from real queries and product names (most need
+   words dropped), each sent once, so none is answered from the cache; 1 client, then 4.
+3. The real-query mix with the cache: queries drawn by popularity (popular ones repeat), a fifth with
+   a filter, at 8 and 32 clients, each from a cold cache (saving the profile retires every answer).
+4. The former one-facet profile (name > brand > categories > description, a brand facet) on real
+   queries, uncached (``Cache-Control: no-cache`` with the secret key), 4 clients.
+5. Unless ``--whoosh-queries 0``: raw Whoosh over the service's shard files and tantivy in-process,
+   on the same queries, printed beside.
+
+Load comes from ``wrk`` (``apt-get install wrk``; C, one thread), else from an aiohttp client in this
+process (which then competes with the server for CPU). Each phase prints searches/s (answered ones),
+p50, p99, the cores the server's process tree used (its CPU time / the phase's wall time), its CPU
+time per answered search (steadier than wall-clock figures on a shared machine) and the cores the
+whole machine was busy (other work on a shared machine shows there).
 """
 
 from __future__ import annotations
@@ -21,33 +31,52 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
+import re
 import shutil
 import subprocess
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import httpx
+import psutil
 
 from benchmarks.common import (
     FIELDS,
-    MAPPING,
+    STOREFRONT_FACETS,
+    STOREFRONT_MAPPING,
+    STOREFRONT_PROFILE,
     expand,
+    load_products,
     make_tenant,
     pct,
     running_server,
+    tree_cpu,
     upload_catalog,
     weighted_queries,
 )
 
 ORIGIN = "https://shop.example"
+# Filters a shopper adds from the facets; a fifth of the real-query mix carries one.
+FILTERS: list[dict[str, Any]] = [
+    {"brand": ["Samsung"]}, {"brand": ["Apple", "Sony"]}, {"price": {"lt": 50}}, {"price": {"gte": 50, "lt": 200}},
+    {"price": {"gte": 200}}, {"categories": ["Headphones"]}, {"categories": ["Cell Phones", "Laptops"]},
+    {"brand": ["Insignia"], "price": {"lt": 200}},
+]
+Request = str | dict[str, Any]  # a query, or a whole search body
 
 
-async def _load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
-                extra: dict[str, Any]) -> dict[str, Any]:
+def _bodies(requests: Sequence[Request], extra: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"q": r, **extra} if isinstance(r, str) else {**r, **extra} for r in requests]
+
+
+async def _load(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], clients: int,
+                seconds: float) -> dict[str, Any]:
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
@@ -56,11 +85,11 @@ async def _load(url: str, headers: dict[str, str], queries: list[str], clients: 
     async def client(session: aiohttp.ClientSession) -> None:
         nonlocal cursor
         while time.perf_counter() < deadline:
-            q = queries[cursor % len(queries)]
+            body = bodies[cursor % len(bodies)]
             cursor += 1
             started = time.perf_counter()
             try:
-                async with session.post(url, json={"q": q, **extra}, headers=headers) as response:
+                async with session.post(url, json=body, headers=headers) as response:
                     await response.read()
                     if response.status != 200:
                         errors.append(str(response.status))
@@ -76,138 +105,248 @@ async def _load(url: str, headers: dict[str, str], queries: list[str], clients: 
     return {"latencies": latencies, "errors": errors, "elapsed": elapsed}
 
 
-def _wrk(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
-         extra: dict[str, Any]) -> dict[str, Any]:
-    """wrk (C, one thread) drives the load when installed: a Python client would eat the CPU it measures."""
+def _wrk(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], clients: int,
+         seconds: float) -> dict[str, Any]:
+    """wrk (C, one thread) drives the load when installed: a Python client would eat the CPU it measures.
+    The bodies go through a file, one per line, sent in turn (wrapping around)."""
     base, _, path = url.partition("/v1/")
     lua_headers = ", ".join(f'["{k}"]="{v}"' for k, v in {**headers, "Content-Type": "application/json"}.items())
-    bodies = ",\n".join(json.dumps(json.dumps({"q": q, **extra})) for q in queries)
-    script = textwrap.dedent(f"""
-        local bodies = {{{bodies}}}
-        local i = 0
-        request = function()
-          i = i + 1
-          return wrk.format("POST", "/v1/{path}", {{{lua_headers}}}, bodies[(i % #bodies) + 1])
-        end
-        done = function(summary, latency, requests)
-          io.write(string.format("RESULT %d %f %d", summary.requests, summary.duration / 1e6,
-            summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-          for _, p in ipairs({{50, 95, 99}}) do io.write(string.format(" %f", latency:percentile(p) / 1000)) end
-          io.write("\\n")
-        end
-    """)
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-        handle.write(script)
-    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{int(seconds)}s", "-s", handle.name, base],
-                         capture_output=True, text=True, check=True).stdout
-    Path(handle.name).unlink()
+    with tempfile.TemporaryDirectory(prefix="search-bench-") as tmp:
+        bodies_file = Path(tmp) / "bodies.jsonl"
+        bodies_file.write_text("".join(json.dumps(b) + "\n" for b in bodies))
+        script = Path(tmp) / "bench.lua"
+        script.write_text(textwrap.dedent(f"""
+            local bodies = {{}}
+            for line in io.lines({json.dumps(str(bodies_file))}) do bodies[#bodies + 1] = line end
+            local i = 0
+            request = function()
+              i = i + 1
+              return wrk.format("POST", "/v1/{path}", {{{lua_headers}}}, bodies[((i - 1) % #bodies) + 1])
+            end
+            done = function(summary, latency, requests)
+              io.write(string.format("RESULT %d %f %d", summary.requests, summary.duration / 1e6,
+                summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+              for _, p in ipairs({{50, 95, 99}}) do io.write(string.format(" %f", latency:percentile(p) / 1000)) end
+              io.write("\\n")
+            end
+        """))
+        out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "-s", str(script), base],
+                             capture_output=True, text=True, check=True).stdout
     fields = next(line for line in out.splitlines() if line.startswith("RESULT")).split()[1:]
     requests, duration, errors = int(fields[0]), float(fields[1]), int(fields[2])
     return {"count": requests, "elapsed": duration, "errors": errors,
             "p50": float(fields[3]), "p95": float(fields[4]), "p99": float(fields[5])}
 
 
-def load(url: str, headers: dict[str, str], queries: list[str], clients: int, seconds: float,
+def load(url: str, headers: dict[str, str], queries: Sequence[Request], clients: int, seconds: float,
          extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Searches ``{"q": query, **extra}`` drawn in turn from ``queries``."""
+    """Sends ``queries`` in turn (a query string is ``{"q": query}``; a dict is a whole body), each
+    body merged with ``extra``, from ``clients`` concurrent connections for ``seconds``."""
+    bodies = _bodies(queries, extra or {})
     if shutil.which("wrk"):
-        return _wrk(url, headers, queries, clients, seconds, extra or {})
-    result = asyncio.run(_load(url, headers, queries, clients, seconds, extra or {}))
+        return _wrk(url, headers, bodies, clients, seconds)
+    result = asyncio.run(_load(url, headers, bodies, clients, seconds))
     lat = [x * 1000 for x in result["latencies"]]
     return {"count": len(lat), "elapsed": result["elapsed"], "errors": len(result["errors"]),
             "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99)}
 
 
+def _machine_busy() -> float:
+    """CPU seconds the whole machine spent busy so far (all cores)."""
+    t = psutil.cpu_times()
+    return float(sum(t) - t.idle - getattr(t, "iowait", 0.0))
+
+
+def measured(server_pid: int, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``run()``'s result with ``cores`` (the server tree's CPU time / wall time) and ``busy``
+    (the whole machine's busy cores over the same wall time)."""
+    cpu, busy, started = tree_cpu(server_pid), _machine_busy(), time.perf_counter()
+    result = run()
+    wall = time.perf_counter() - started
+    return {**result, "cores": (tree_cpu(server_pid) - cpu) / wall, "busy": (_machine_busy() - busy) / wall}
+
+
+def rate(result: dict[str, Any]) -> float:
+    """Answered searches per second: refusals (a 429 from the plan's quota, say) would flatter it."""
+    return (result["count"] - result["errors"]) / result["elapsed"] if result["elapsed"] else 0.0
+
+
 def report(name: str, result: dict[str, Any]) -> str:
-    """Searches/s counts answered searches only; any error (a 429 from the plan's quota, say) makes
-    the line invalid, since cheap refusals would flatter both throughput and latency."""
-    ok = result["count"] - result["errors"]
-    rate = ok / result["elapsed"] if result["elapsed"] else 0.0
-    line = (f"{name:44s} n={ok:6d}  {rate:7.0f}/s  p50 {result['p50']:6.2f} ms  "
-            f"p95 {result['p95']:6.2f} ms  p99 {result['p99']:6.2f} ms  errors {result['errors']}")
+    """One phase; any error makes the line invalid, since cheap refusals flatter throughput and latency."""
+    line = (f"{name:46s} n={result['count'] - result['errors']:6d} {rate(result):7.0f}/s  p50 {result['p50']:6.2f} ms  "
+            f"p99 {result['p99']:6.2f} ms")
+    if "cores" in result:
+        cpu_ms = 1000 * result["cores"] / rate(result) if rate(result) else 0.0
+        line += f"  server {result['cores']:4.2f} cores, {cpu_ms:4.2f} ms CPU/search (machine busy {result['busy']:4.2f})"
+    line += f"  errors {result['errors']}"
     return line + ("  INVALID: not every request was answered" if result["errors"] else "")
 
 
 def in_process_line(name: str, latencies: list[float]) -> str:
     lat = [x * 1000 for x in latencies]
-    return f"{name:44s} n={len(lat):6d}  p50 {pct(lat, 50):6.2f} ms  p95 {pct(lat, 95):6.2f} ms  p99 {pct(lat, 99):6.2f} ms"
+    return f"{name:46s} n={len(lat):6d}  p50 {pct(lat, 50):6.2f} ms  p95 {pct(lat, 95):6.2f} ms  p99 {pct(lat, 99):6.2f} ms"
+
+
+def word_combinations(k: int, seed: int = 3) -> list[str]:
+    """``k`` distinct shopper-like queries of 2-4 words, each word from a real query (drawn by
+    popularity) or a product name; words of different products rarely all match, so most need words
+    dropped. Distinct as word sets, whatever the cache's normalization of order and case."""
+    rng = random.Random(seed)
+    query_words = [w for q in weighted_queries(20_000, seed) for w in q.lower().split()]
+    name_words = [w for p in load_products() for w in re.findall(r"[a-z0-9][a-z0-9'-]+", p["name"].lower())]
+    seen: set[frozenset[str]] = set()
+    out: list[str] = []
+    while len(out) < k:
+        words = [rng.choice(query_words if rng.random() < 0.5 else name_words) for _ in range(rng.choice((2, 2, 3, 3, 4)))]
+        key = frozenset(words)
+        if len(key) == len(words) and key not in seen:
+            seen.add(key)
+            out.append(" ".join(words))
+    return out
+
+
+def real_mix(k: int, seed: int = 1) -> list[Request]:
+    """Real shopper queries drawn by popularity; every fifth carries one of ``FILTERS``."""
+    rng = random.Random(seed)
+    return [{"q": q, "filters": rng.choice(FILTERS)} if i % 5 == 4 else q
+            for i, q in enumerate(weighted_queries(k, seed))]
+
+
+def zero_hit_share(http: httpx.Client, url: str, requests: Sequence[Request]) -> float:
+    """The share of ``requests`` answered with no hit (computed: secret key, no-cache)."""
+    empty = 0
+    for body in _bodies(requests, {}):
+        response = http.post(url, json=body, headers={"Cache-Control": "no-cache"})
+        response.raise_for_status()
+        empty += response.json()["total"] == 0
+    return empty / len(requests)
+
+
+def answer_shape(http: httpx.Client, url: str, public: dict[str, str]) -> str:
+    """What one storefront answer carries, to show the profile is the one measured."""
+    response = http.post(url, json={"q": "samsung tv"}, headers=public)
+    response.raise_for_status()
+    body = response.json()
+    hit = body["hits"][0] if body["hits"] else {}
+    return (f"  (a storefront answer: {len(body['hits'])} hits of {body['total']}, facets {sorted(body['facets'])}, "
+            f"document fields {sorted(hit.get('document', {}))}, highlights {sorted(hit.get('highlights') or {})})")
+
+
+def summary(uncached4: dict[str, Any], mix8: dict[str, Any]) -> list[str]:
+    """The issue's targets next to this run's figures."""
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+    return [
+        "== targets (issue #11)",
+        f"uncached, 4 clients:   p50 {uncached4['p50']:6.2f} ms  (target <= 8 ms)   {verdict(uncached4['p50'] <= 8)}",
+        f"                       p99 {uncached4['p99']:6.2f} ms  (target <= 40 ms)  {verdict(uncached4['p99'] <= 40)}",
+        f"real mix, 8 clients:   {rate(mix8):6.0f} searches/s  (target >= 2,000)  "
+        f"{verdict(rate(mix8) >= 2000 and not mix8['errors'])}",
+        f"server under that load: {mix8['cores']:4.2f} cores  (target >= 1.7)  {verdict(mix8['cores'] >= 1.7)}",
+    ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=15.0, help="length of each phase")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="passed as `shopsearch serve --workers N` (unset: the serve default)")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--redis", action="store_true")
     parser.add_argument("--ray", action="store_true", help="shards in Ray actors (SHOPSEARCH_RAY_ADDRESS=local)")
-    parser.add_argument("--whoosh-queries", type=int, default=200)
+    parser.add_argument("--whoosh-queries", type=int, default=200, help="0 skips the in-process Whoosh/tantivy lines")
     args = parser.parse_args()
 
     docs = expand(args.docs)
     queries = weighted_queries(20_000)
+    mix = real_mix(20_000)
+    per_phase = max(2_000, int(800 * args.seconds))  # more distinct combinations than a phase can send
+    combos = word_combinations(3 * per_phase)
     lines: list[str] = []
     shard_dirs: list[Path] = []
     extra_env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if args.ray else None
-    with running_server(postgres=args.postgres, redis=args.redis, keep=True, extra_env=extra_env) as server:
+    with running_server(postgres=args.postgres, redis=args.redis, keep=True, extra_env=extra_env,
+                        workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                          json={"name": "bestbuy", "shards": args.shards, "mapping": MAPPING}).json()
+        response = http.post(f"/v1/projects/{tenant.project_id}/indices",
+                             json={"name": "bestbuy", "shards": args.shards, "mapping": STOREFRONT_MAPPING})
+        response.raise_for_status()
+        index = response.json()
         index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
+        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
         _, indexed = upload_catalog(server.base, tenant, index_url, docs)
         print(f"indexed {len(docs)} products into {args.shards} shards in {indexed:.1f}s ({len(docs) / indexed:,.0f} docs/s)")
-        profile = http.post(index_url + "/profiles", json={
-            "name": "storefront", "queryFields": FIELDS, "facets": ["brand"], "perPage": 20,
-            "boosts": [{"field": "popularity", "modifier": "log1p", "weight": 0.05}],
-        }).json()
+        response = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE)
+        response.raise_for_status()
+        profile = response.json()
         url = f"{server.base}/v1/search/{profile['profileKey']}"
-        headers = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
+        public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
 
-        # Uncached: the storefront route with the shop's secret key, the only caller whose
-        # ``Cache-Control: no-cache`` is honoured (a public key can't make the service skip its cache).
-        fresh = {**tenant.headers, "Cache-Control": "no-cache"}
-        load(url, fresh, queries[:300], 4, 3)  # warm-up
-        uncached = load(url, fresh, queries, 4, args.seconds)
-        lines.append(report("service, uncached, 4 clients", uncached))
-        profile_body = {k: profile[k] for k in ("name", "queryFields", "facets", "perPage", "boosts")}
+        def phase(name: str, requests: Sequence[Request], clients: int, headers: dict[str, str] = public,
+                  target: str = url, unique: bool = False) -> dict[str, Any]:
+            result = measured(server.pid, lambda: load(target, headers, requests, clients, args.seconds))
+            line = report(name, result)
+            if unique and result["count"] > len(requests):
+                line += "  (queries repeated: some answers came from the cache)"
+            lines.append(line)
+            print(line, flush=True)
+            return result
+
+        lines.append(answer_shape(http, url, public))
+        print(lines[-1], flush=True)
+        load(url, public, combos[2 * per_phase:], 4, 3)  # warm-up: one pass over paths and columns
+        phase("uncached word combinations, 1 client", combos[:per_phase], 1, unique=True)
+        uncached4 = phase("uncached word combinations, 4 clients", combos[per_phase:2 * per_phase], 4, unique=True)
 
         def cold_cache() -> None:
             """Saving the profile moves the index epoch: every cached answer is retired."""
-            http.put(f"{index_url}/profiles/{profile['id']}", json=profile_body).raise_for_status()
+            http.put(f"{index_url}/profiles/{profile['id']}", json=STOREFRONT_PROFILE).raise_for_status()
 
         cold_cache()
-        cached4 = load(url, headers, queries, 4, args.seconds)
-        lines.append(report("service, realistic mix with cache, 4 clients", cached4))
+        mix8 = phase("real-query mix with cache, 8 clients", mix, 8)
         cold_cache()
-        cached16 = load(url, headers, queries, 16, args.seconds)
-        lines.append(report("service, realistic mix with cache, 16 clients", cached16))
-        secret = load(f"{server.base}{index_url}/search", {**tenant.headers, "Cache-Control": "no-cache"}, queries, 4,
-                      args.seconds, {"profileKey": profile["profileKey"]})
-        lines.append(report("secret route (same profile), uncached, 4 clients", secret))
-        sent = min(len(queries), cached4["count"])
-        lines.append(f"(the cache starts cold for each run; {len(set(queries[:sent]))} distinct queries among "
-                     f"the first {sent} sent, so that share of the 4-client run had to be computed)")
-        generation = http.get(index_url).json().get("servingGeneration", 1)
+        phase("real-query mix with cache, 32 clients", mix, 32)
+        sent = min(len(mix), mix8["count"])
+        distinct = len({json.dumps(b, sort_keys=True) for b in _bodies(mix[:sent], {})})
+        lines.append(f"  (each mix run starts from a cold cache; {distinct} distinct requests among the first {sent} "
+                     f"of the 8-client run had to be computed)")
+
+        one_facet = http.post(index_url + "/profiles", json={
+            "name": "one facet", "queryFields": FIELDS, "facets": ["brand"], "perPage": 20,
+            "boosts": [{"field": "popularity", "modifier": "log1p", "weight": 0.05}],
+        })
+        one_facet.raise_for_status()
+        # only a secret key's no-cache is honoured: a public key can't make the service skip its cache
+        phase("one-facet profile, real queries, uncached, 4 cl.", queries, 4,
+              {**tenant.headers, "Cache-Control": "no-cache"}, f"{server.base}/v1/search/{one_facet.json()['profileKey']}")
+
+        lines.append(f"  (answered with no hit: {zero_hit_share(http, url, combos[:200]):.0%} of the word combinations, "
+                     f"{zero_hit_share(http, url, mix[:300]):.0%} of the real-query mix)")
         shard_root = server.data_dir / "shards" / index["id"]
         shard_dirs = sorted(p for p in shard_root.glob("g*/s*") if p.is_dir())
         if not shard_dirs:
             shard_dirs = sorted(p for p in shard_root.rglob("*") if (p / "meta.json").exists() or any(p.glob("*.toc")))
-        print(f"(serving generation {generation}; shard dirs: {[str(p.relative_to(server.data_dir)) for p in shard_dirs]})")
 
-    from benchmarks.engine_bench import bench_tantivy, bench_whoosh
+    if args.whoosh_queries:
+        from benchmarks.engine_bench import bench_tantivy, bench_whoosh
 
-    sample = queries[: args.whoosh_queries]
-    whoosh_lat, whoosh_errors = bench_whoosh([str(p) for p in shard_dirs], sample, False)
-    lines.append(in_process_line("raw whoosh in-process (both shards)", whoosh_lat)
-                 + (f"  ({whoosh_errors} errors)" if whoosh_errors else ""))
-    tantivy = bench_tantivy(docs, queries[:2000])
-    lines.append(in_process_line("tantivy in-process (one index)", tantivy["plain"]))
-    lines.append(in_process_line("tantivy in-process + brand aggregation", tantivy["facet"]))
-    print("\n== storefront search, Best Buy catalog expanded to", len(docs), "products")
+        whoosh_lat, whoosh_errors = bench_whoosh([str(p) for p in shard_dirs], queries[: args.whoosh_queries], False)
+        lines.append(in_process_line("raw whoosh in-process (both shards)", whoosh_lat)
+                     + (f"  ({whoosh_errors} errors)" if whoosh_errors else ""))
+        tantivy = bench_tantivy(docs, queries[:2000])
+        lines.append(in_process_line("tantivy in-process (one index)", tantivy["plain"]))
+        lines.append(in_process_line("tantivy in-process + brand aggregation", tantivy["facet"]))
+    print(f"\n== storefront search, Best Buy catalog expanded to {len(docs)} products, {args.shards} shards, "
+          f"serve --workers {args.workers if args.workers is not None else '(default)'}"
+          f"{', Ray actors' if args.ray else ''}{', PostgreSQL' if args.postgres else ''}{', Redis' if args.redis else ''}; "
+          f"{psutil.cpu_count()} cores on this machine")
     for line in lines:
         print(line)
-    print("targets: uncached p50 <= 10 ms and p99 <= 60 ms at 4 clients; with cache >= 1,000/s and p99 <= 50 ms")
+    for line in summary(uncached4, mix8):
+        print(line)
     return 0
 
 

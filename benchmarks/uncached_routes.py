@@ -1,6 +1,6 @@
 """Uncached search on the storefront route and on the secret route, alternated in short phases on
-one server, so the two are compared under the same conditions (``search_bench`` runs the secret
-phase last, after its 16-client phase, where run-to-run noise is largest).
+one server, so the two are compared under the same conditions; the storefront profile and facets of
+``search_bench`` (issue #11), real shopper queries, ``Cache-Control: no-cache`` with the secret key.
 
     python -m benchmarks.uncached_routes [--docs 30000] [--seconds 10] [--rounds 2]
 """
@@ -12,8 +12,9 @@ import argparse
 import httpx
 
 from benchmarks.common import (
-    FIELDS,
-    MAPPING,
+    STOREFRONT_FACETS,
+    STOREFRONT_MAPPING,
+    STOREFRONT_PROFILE,
     expand,
     make_tenant,
     running_server,
@@ -35,13 +36,11 @@ def main() -> int:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
         index = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                          json={"name": "bestbuy", "shards": 2, "mapping": MAPPING}).json()
+                          json={"name": "bestbuy", "shards": 2, "mapping": STOREFRONT_MAPPING}).json()
         index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
+        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
         upload_catalog(server.base, tenant, index_url, docs)
-        profile = http.post(index_url + "/profiles", json={
-            "name": "storefront", "queryFields": FIELDS, "facets": ["brand"], "perPage": 20,
-            "boosts": [{"field": "popularity", "modifier": "log1p", "weight": 0.05}],
-        }).json()
+        profile = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE).json()
         storefront = f"{server.base}/v1/search/{profile['profileKey']}"
         secret = f"{server.base}{index_url}/search"
         fresh = {**tenant.headers, "Cache-Control": "no-cache"}  # only a secret key's no-cache is honoured

@@ -1,10 +1,13 @@
-"""Locust scenario: shoppers searching a storefront with real Best Buy queries, weighted by popularity.
+"""Locust scenario: shoppers searching a storefront with real Best Buy queries, weighted by popularity;
+a fifth of the searches carry a filter clicked from the facets.
 
     SHOPSEARCH_PROFILE_KEY=pk_… SHOPSEARCH_PUBLIC_KEY=ss_pk_… SHOPSEARCH_ORIGIN=https://shop.example \
     locust -f loadtests/storefront.py --headless -u 4 -r 4 -t 60s --host http://127.0.0.1:8000
 
 The profile key comes from ``POST …/indices/:indexId/profiles``; the public key (allowed for the
-origin) from ``POST /v1/projects/:projectId/api-keys`` in a signed-in session.
+origin) from ``POST /v1/projects/:projectId/api-keys`` in a signed-in session. The storefront users
+measured (issue #11) is ``benchmarks.common``: ``STOREFRONT_MAPPING``, ``STOREFRONT_FACETS`` (PUT
+``…/facets``) and ``STOREFRONT_PROFILE``; ``python -m benchmarks.search_bench`` sets it up itself.
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ def _weighted_queries() -> tuple[list[str], list[int]]:
 
 
 QUERIES, WEIGHTS = _weighted_queries()
+# as benchmarks.search_bench.FILTERS: fields of the profile's facets
+FILTERS = [
+    {"brand": ["Samsung"]}, {"brand": ["Apple", "Sony"]}, {"price": {"lt": 50}}, {"price": {"gte": 50, "lt": 200}},
+    {"price": {"gte": 200}}, {"categories": ["Headphones"]}, {"categories": ["Cell Phones", "Laptops"]},
+    {"brand": ["Insignia"], "price": {"lt": 200}},
+]
 
 
 class Shopper(FastHttpUser):
@@ -58,9 +67,8 @@ class Shopper(FastHttpUser):
         self.client.post(f"/v1/search/{self.profile_key}", data=json.dumps({"q": prefix}), headers=self.headers,
                          name="/v1/search/:profileKey (prefix)")
 
-    @task(1)
-    def facet_and_page(self) -> None:
-        q = random.choices(QUERIES, WEIGHTS)[0]
-        body = {"q": q, "facets": ["brand"], "page": 2}
+    @task(3)
+    def filtered(self) -> None:
+        body = {"q": random.choices(QUERIES, WEIGHTS)[0], "filters": random.choice(FILTERS)}
         self.client.post(f"/v1/search/{self.profile_key}", data=json.dumps(body), headers=self.headers,
-                         name="/v1/search/:profileKey (facets, page 2)")
+                         name="/v1/search/:profileKey (filtered)")
