@@ -100,6 +100,10 @@ class Follower:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         self.bridge.gate = self
+        # registered before the first look at the indices: a task that succeeds from now on waits for
+        # this process, and one that succeeded before is in what that first look reads
+        with contextlib.suppress(Exception):
+            self._report(time.monotonic())
         self._thread = threading.Thread(target=self._loop, name="replica-follower", daemon=True)
         self._thread.start()
 

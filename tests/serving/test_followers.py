@@ -108,7 +108,7 @@ def test_a_task_waits_for_a_follower_behind(pair: tuple[Any, Any], monkeypatch: 
                           headers=tenant.headers)
         task_url = f"{tenant.tasks_url}/{response.json()['taskId']}"
         time.sleep(1.5)
-        assert p.get(task_url, headers=tenant.headers).json()["status"] in ("queued", "processing")
+        assert p.get(task_url, headers=tenant.headers).json()["status"] in ("enqueued", "processing")
         held.set()
         assert wait_task(p, tenant.headers, tenant.project_id, response.json()["taskId"])["status"] == "succeeded"
         assert _search(f, tenant, index_id, "quokka")["total"] == 1

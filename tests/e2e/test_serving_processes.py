@@ -1,0 +1,148 @@
+"""``shopsearch serve --workers 2``: two real serving processes behind one port.
+
+After every write, the moment its task reads ``succeeded`` each serving process holds it (the
+follower's report in ``serving_processes``) and answers from fresh connections agree and include it;
+cached storefront answers retire in both processes (shared epochs); revoked keys and rate limits hold
+whichever process a request reaches. On the embedded default (no Redis: ``state.db``) and on
+PostgreSQL + Redis.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from benchmarks.common import Server, make_tenant, running_server
+
+ORIGIN = "https://shop.example"
+MAPPING = {"idField": "id", "fields": {
+    "name": {"type": "text", "searchable": True},
+    "brand": {"type": "keyword", "searchable": True, "facetable": True, "filterable": True},
+}}
+WORDS = ("zebra", "quokka", "narwhal", "okapi", "axolotl")
+CONNECTIONS = 16  # fresh connections per check: the kernel hands each to either process
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    both = request.param == "postgres"
+    with running_server(postgres=both, redis=both, workers=2) as running:
+        yield running
+
+
+def _fresh(server: Server, method: str, url: str, **kwargs: Any) -> list[httpx.Response]:
+    """The same request on :data:`CONNECTIONS` new connections."""
+    out = []
+    for _ in range(CONNECTIONS):
+        with httpx.Client(base_url=server.base, timeout=30) as http:
+            out.append(http.request(method, url, **kwargs))
+    return out
+
+
+def _answers(responses: list[httpx.Response]) -> set[str]:
+    assert all(r.status_code == 200 for r in responses), [r.text for r in responses if r.status_code != 200]
+    return {repr((r.json()["total"], [h["id"] for h in r.json()["hits"]], r.json().get("facets"))) for r in responses}
+
+
+def _wait(http: httpx.Client, project_id: str, task_id: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        task = http.get(f"/v1/projects/{project_id}/tasks/{task_id}").json()
+        if task["status"] not in ("enqueued", "processing"):
+            assert task["status"] == "succeeded", task
+            return
+        assert time.monotonic() < deadline, task
+        time.sleep(0.02)
+
+
+def _followers(server: Server, index_id: str) -> tuple[list[int], int]:
+    """What each live follower reports holding of the index's serving generation, and the index's sequence."""
+    engine = create_engine(server.database_url)
+    try:
+        with engine.connect() as db:
+            rows = db.execute(text("SELECT heartbeat_at, replicas FROM serving_processes")).all()
+            generation, seq = db.execute(text("SELECT serving_generation, seq FROM indices WHERE id = :i"),
+                                         {"i": index_id}).one_or_none() or (1, 0)
+    finally:
+        engine.dispose()
+    live = [r for r in rows if r[0] > time.time() - 10]
+    held = [json.loads(r[1]) if isinstance(r[1], str) else r[1] for r in live]
+    return [int((h.get(index_id) or {}).get(str(generation), -1)) for h in held], int(seq)
+
+
+def _hits(responses: list[httpx.Response]) -> set[tuple[int, tuple[str, ...]]]:
+    assert all(r.status_code == 200 for r in responses), [r.text for r in responses if r.status_code != 200]
+    return {(r.json()["total"], tuple(h["id"] for h in r.json()["hits"])) for r in responses}
+
+
+def _both_up(server: Server) -> None:
+    """The follower registers before it looks at the indices (the primary answers /ready first)."""
+    deadline = time.monotonic() + 60
+    while len(_followers(server, "")[0]) != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def test_two_processes_answer_the_same_after_every_write(server: Server) -> None:
+    _both_up(server)
+    tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
+    http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=60)
+    created = http.post(f"/v1/projects/{tenant.project_id}/indices", json={"name": "shop", "shards": 2, "mapping": MAPPING})
+    assert created.status_code == 201, created.text
+    index_id = created.json()["id"]
+    index_url = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
+    base = [{"id": f"p{n}", "name": f"lamp model {n}", "brand": ("Acme", "Globex")[n % 2]} for n in range(40)]
+    upload = http.post(index_url + "/documents", json=base)
+    _wait(http, tenant.project_id, upload.json()["taskId"])
+    profile = http.post(index_url + "/profiles", json={"name": "web", "queryFields": {"name": {"weight": 5}}})
+    assert profile.status_code == 201, profile.text
+    storefront = f"/v1/search/{profile.json()['profileKey']}"
+    public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
+    secret = {**tenant.headers, "Cache-Control": "no-cache"}
+    assert len(_followers(server, index_id)[0]) == 1  # one follower beside the primary
+
+    for n, word in enumerate(WORDS):
+        # the storefront answer for the word is cached in both processes before the write
+        assert {r.json()["total"] for r in _fresh(server, "POST", storefront, json={"q": word}, headers=public)} == {0}
+        upload = http.post(index_url + "/documents", json=[{"id": f"new{n}", "name": f"{word} lamp", "brand": "Acme"}])
+        _wait(http, tenant.project_id, upload.json()["taskId"])
+        reported, seq = _followers(server, index_id)
+        assert reported == [seq], (reported, seq)  # the follower held the write when its task succeeded
+        assert _hits(_fresh(server, "POST", index_url + "/search", json={"q": word}, headers=secret)) == {
+            (1, (f"new{n}",))}
+        assert {r.json()["total"] for r in _fresh(server, "POST", storefront, json={"q": word}, headers=public)} == {1}
+        assert len(_answers(_fresh(server, "POST", index_url + "/search", headers=secret,
+                                   json={"q": "lamp", "facets": ["brand"], "perPage": 50}))) == 1
+        removed = http.post(index_url + "/documents/delete", json=[f"new{n}"])
+        _wait(http, tenant.project_id, removed.json()["taskId"])
+        assert _hits(_fresh(server, "POST", index_url + "/search", json={"q": word}, headers=secret)) == {(0, ())}
+
+
+def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> None:
+    _both_up(server)
+    email, password = f"owner-{secrets.token_hex(4)}@shop.example", "a long password"
+    owner = json.loads(server.cli("tenants", "create", "--email", email, "--password", password, "--org", "Shop",
+                                  "--project", "web", "--verified", "--json"))
+    http = httpx.Client(base_url=server.base, timeout=60)
+    login = http.post("/v1/auth/login", json={"email": email, "password": password})
+    assert login.status_code == 200, login.text
+    session = {"Authorization": f"Bearer {login.json()['accessToken']}"}
+    keys = f"/v1/projects/{owner['projectId']}/api-keys"
+    made = http.post(keys, headers=session, json={"name": "temp", "type": "secret", "access": "read"})
+    assert made.status_code == 201, made.text
+    temp = {"Authorization": f"Bearer {made.json()['key']}"}
+    indices = f"/v1/projects/{owner['projectId']}/indices"
+    assert {r.status_code for r in _fresh(server, "GET", indices, headers=temp)} == {200}  # cached in both
+    assert http.delete(f"{keys}/{made.json()['id']}", headers=session).status_code == 204
+    assert {r.status_code for r in _fresh(server, "GET", indices, headers=temp)} == {401}
+
+    stranger = f"nobody-{secrets.token_hex(4)}@shop.example"  # 10 failed sign-ins per address a minute
+    codes = [r.status_code for r in _fresh(server, "POST", "/v1/auth/login", json={"email": stranger, "password": "x"})]
+    assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
