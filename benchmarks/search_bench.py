@@ -22,8 +22,8 @@
 Load comes from ``wrk`` (``apt-get install wrk``; C, one thread), else from an aiohttp client in this
 process (which then competes with the server for CPU). Each phase prints searches/s (answered ones),
 p50, p99, the cores the server's process tree used (its CPU time / the phase's wall time), its CPU
-time per answered search (steadier than wall-clock figures on a shared machine) and the cores the
-whole machine was busy (other work on a shared machine shows there).
+time per answered search (steadier than wall-clock figures on a shared machine), the cores of the
+load generator and the cores the whole machine was busy (other work on a shared machine shows there).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import asyncio
 import json
 import random
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -157,13 +158,20 @@ def _machine_busy() -> float:
     return float(sum(t) - t.idle - getattr(t, "iowait", 0.0))
 
 
+def _own_cpu() -> float:
+    """CPU seconds of this process and its finished children (the load generator: wrk or aiohttp)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measured(server_pid: int, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``run()``'s result with ``cores`` (the server tree's CPU time / wall time) and ``busy``
-    (the whole machine's busy cores over the same wall time)."""
-    cpu, busy, started = tree_cpu(server_pid), _machine_busy(), time.perf_counter()
+    """``run()``'s result with ``cores`` (the server tree's CPU time / wall time), ``client`` (the
+    load generator's) and ``busy`` (the whole machine's busy cores) over the same wall time."""
+    cpu, client, busy, started = tree_cpu(server_pid), _own_cpu(), _machine_busy(), time.perf_counter()
     result = run()
     wall = time.perf_counter() - started
-    return {**result, "cores": (tree_cpu(server_pid) - cpu) / wall, "busy": (_machine_busy() - busy) / wall}
+    return {**result, "cores": (tree_cpu(server_pid) - cpu) / wall, "client": (_own_cpu() - client) / wall,
+            "busy": (_machine_busy() - busy) / wall}
 
 
 def rate(result: dict[str, Any]) -> float:
@@ -177,7 +185,8 @@ def report(name: str, result: dict[str, Any]) -> str:
             f"p99 {result['p99']:6.2f} ms")
     if "cores" in result:
         cpu_ms = 1000 * result["cores"] / rate(result) if rate(result) else 0.0
-        line += f"  server {result['cores']:4.2f} cores, {cpu_ms:4.2f} ms CPU/search (machine busy {result['busy']:4.2f})"
+        line += (f"  server {result['cores']:4.2f} cores, {cpu_ms:4.2f} ms CPU/search (load generator "
+                 f"{result['client']:4.2f}, machine busy {result['busy']:4.2f})")
     line += f"  errors {result['errors']}"
     return line + ("  INVALID: not every request was answered" if result["errors"] else "")
 
