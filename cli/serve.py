@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
+from control_plane.shard import start_local_cluster
 from shared.settings import get_settings
 
 
@@ -28,6 +29,8 @@ def serve(
     if workers > 1:
         # the workers read their settings from the environment: tell them they are several
         os.environ["SHOPSEARCH_SERVING_PROCESSES"] = str(workers)
+        if settings.ray_address == "local":  # one Ray instance, here, that every worker joins
+            os.environ["SHOPSEARCH_RAY_ADDRESS"] = start_local_cluster()
         # a starting worker imports everything (a few seconds with N at once on N cores) and a
         # follower answers only once its replicas caught up: give startup time before the supervisor
         # takes a worker for hung and replaces it

@@ -55,6 +55,7 @@ __all__ = [
     "ShardNotOpen",
     "ShardUnavailable",
     "make_host",
+    "start_local_cluster",
     "replica_dir_name",
 ]
 
@@ -313,3 +314,10 @@ def make_host(settings: Settings, *, durable: bool = True) -> ShardHost:
 
     return RayHost.connect(settings.ray_address, shards_dir)
 
+
+
+def start_local_cluster() -> str:
+    """A Ray instance on this machine that several serving processes join (its address)."""
+    from search_workers.actors.ray_host import RayHost
+
+    return RayHost.start_cluster()

@@ -89,6 +89,15 @@ class RayHost(BaseHost):
             ray.init(address=address, namespace=namespace, log_to_driver=False)
         return cls(shards_dir, namespace=namespace, detached=True, owns_ray=False)
 
+    @staticmethod
+    def start_cluster(namespace: str = NAMESPACE) -> str:
+        """Start a Ray instance here for several serving processes to join (``serve --workers`` with
+        ``SHOPSEARCH_RAY_ADDRESS=local``); its address. It lives as long as this process."""
+        os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace, log_to_driver=False)
+        return str(ray.get_runtime_context().gcs_address)
+
     # -- primitives ----------------------------------------------------------------------
     def _unavailable(self, exc: BaseException) -> bool:
         return isinstance(exc, _UNAVAILABLE)
