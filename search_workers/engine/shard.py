@@ -34,8 +34,8 @@ numpy in memory (``memindex.py``), searched by ``search.py``.
   another process), so a thread-pooled or async host keeps answering searches during a long
   commit (a plain Ray actor runs one call at a time anyway).
 * **Write cost**: ``apply`` itself (analysis + memory) is ~0.15-0.2 ms per document; the Whoosh
-  write (~0.5 ms per document, pure Python) runs in the helper process, i.e. on another core
-  than the process answering searches and feeding the shards.
+  write (stored documents and ids only, see ``whoosh_store.py``) runs in the helper process, i.e.
+  on another core than the process answering searches and feeding the shards.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class ShardEngine:
         self._write_lock = threading.RLock()  # one writer at a time (Whoosh + memory)
         self._closed = False
         self._applied_seq = 0
-        self._schema = whoosh_store.make_schema(self.fields, language)
+        self._schema = whoosh_store.make_schema()
         self._mem = MemIndex(self.fields, get_analyzer(language))
         self._hidden = frozenset(f for f, s in self.fields.items() if not s.retrievable)
         self._search = ShardSearch(self._mem, self.fields, self.id_field, self._hidden)
@@ -107,7 +107,7 @@ class ShardEngine:
                 and stored_meta.get("language") == self.language)
         if not same and (docs or stored_meta):
             # mapping or language changed: rewrite the Whoosh index with the new schema
-            self._ix = whoosh_store.rewrite(self.path, self._schema, self.fields, docs, self._meta_blob(self._applied_seq))
+            self._ix = whoosh_store.rewrite(self.path, self._schema, docs, self._meta_blob(self._applied_seq))
         mem = self._mem
         for did, blob in docs:
             mem.add(did, orjson.loads(blob), blob)
@@ -166,12 +166,11 @@ class ShardEngine:
             if new_seq == self._applied_seq:
                 return self._applied_seq
             mem = self._mem
+            for entry in final.values():  # analysis outside the read lock: searches go on meanwhile
+                if entry is not None:
+                    entry[2].update(mem.analyze(entry[0]))
             if self.durable:
                 self._submit(final, flushed, new_seq)
-            else:
-                for entry in final.values():
-                    if entry is not None:
-                        entry[2].update(mem.analyze(entry[0]))
             with self._lock:
                 if flushed:
                     mem.clear()
@@ -187,20 +186,16 @@ class ShardEngine:
             return new_seq
 
     def _submit(self, final: dict[str, tuple[dict, bytes, dict] | None], flushed: bool, new_seq: int) -> None:
-        """Analyse the batch's documents (into ``final``'s third slot, reused by memory) and hand
-        the Whoosh operations to the persister, or commit them inline."""
-        mem = self._mem
+        """Hand the batch's Whoosh operations to the persister, or commit them inline."""
+        ids = self._mem.id_to_slot
         ops: list[tuple] = [("flush",)] if flushed else []
         for doc_id, entry in final.items():
-            known = not flushed and doc_id in mem.id_to_slot  # memory mirrors what is submitted
+            known = not flushed and doc_id in ids  # memory mirrors what is submitted
             if entry is None:
                 if known:
                     ops.append(("delete", doc_id))
             else:
-                # analyse once, for Whoosh and memory: the Whoosh document goes pre-analysed
-                entry[2].update(mem.analyze(entry[0]))
-                ops.append(("update" if known else "add", doc_id,
-                            whoosh_store.whoosh_doc(self.fields, doc_id, entry[0], entry[1], entry[2])))
+                ops.append(("update" if known else "add", doc_id, entry[1]))
         # no ops (advance, deletes of unknown ids): the commit still moves the sequence on disk
         if self._persister is None:  # inline: commit before touching memory
             whoosh_store.commit_jobs(self._ix, [(ops, new_seq)], self.mapping, self.language)

@@ -5,21 +5,22 @@ Whoosh internals (``SegmentWriter``'s posting pool, ``add_document`` and ``_flus
 ``W3PostingsWriter``'s block buffers, the pool swap in :func:`merge_tiered`), for write speed:
 Whoosh's writer spends its time in Python per posting. Written against ``whoosh3==3.54.0`` (pinned
 in ``pyproject.toml``); a Whoosh upgrade must be checked against :func:`fast_writer`,
-:func:`_write_postings` and :func:`merge_tiered`. The Whoosh field and
-tokenizer classes (``ShopText``, ``ShopTokenizer``) stay in ``analysis.py``: Whoosh pickles the
-schema into every index with their import path.
+:func:`_write_postings` and :func:`merge_tiered`.
 
 Format
 ------
-* Every document is a Whoosh document: ``docid`` (unique), ``src`` (the whole document as orjson
-  bytes, stored), one ``t_<field>`` TEXT field per searchable field analysed by
-  :class:`~.analysis.ShopTokenizer` (the field's own analysis, the same the in-memory index uses;
-  frequencies only) and one ``k_<field>`` KEYWORD field per facet/filter keyword field.
+* Every document is a Whoosh document: ``docid`` (unique, indexed: updates and deletes find the
+  old version by it) and ``src`` (the whole document as orjson bytes, stored).
+* No text or keyword postings: queries never read Whoosh (the engine answers from memory, built
+  from ``src`` on open), so postings of the searchable fields would only be written, merged and
+  never read.  They were ~3/4 of the write cost (measured on a 150k-document shard: ~0.9-1 ms of
+  helper CPU per document with them, ~0.2 ms without), and the helper process is what a large
+  upload waits for.  Indexes written with them (``t_<field>`` / ``k_<field>`` fields, classes
+  ``ShopText`` and ``ShopTokenizer`` of ``analysis.py``, which their pickled schema imports) still
+  open; new documents simply leave those fields empty.
 * A meta document (``META_ID``) holds ``appliedSeq``, the mapping and the language. It is written
   in the same commit as the changes, so the sequence on disk can never run ahead of (or behind)
   the documents.
-* Queries never read Whoosh (the engine answers from memory); Whoosh is what a reopened shard
-  loads its documents from.
 
 Writes without per-posting Python where possible: an in-memory posting pool (:class:`_ListPool`),
 field lengths captured while documents are added (:class:`_Lengths`), and posting lists written
@@ -34,8 +35,6 @@ import math
 import os
 import shutil
 from array import array
-from collections import Counter
-from collections.abc import Mapping
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
@@ -46,13 +45,8 @@ from whoosh import index as windex
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.query import Every
 from whoosh.reading import SegmentReader
-from whoosh.system import pack_uint
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import PostingPool, SegmentWriter
-
-from .analysis import _FREQ_BYTES, _TERM_BYTES, PreAnalyzed, ShopText, ShopTokenizer
-from .mapping import FieldSpec, analysis_of
-from .memindex import keyword_values, text_of
 
 META_ID = "__shopsearch_meta__"
 MERGE_FACTOR = 10
@@ -63,49 +57,17 @@ MERGE_FACTOR = 10
 MERGE_AT = 30
 
 Job = tuple[list[tuple], int]
-"""``(ops, seq)``: ops ``("flush",)``, ``("delete", id)``, ``("add", id, whoosh_doc)``,
-``("update", id, whoosh_doc)``, then the shard has applied everything up to ``seq``."""
+"""``(ops, seq)``: ops ``("flush",)``, ``("delete", id)``, ``("add", id, src)``, ``("update", id, src)``
+(``src``: the document's orjson bytes), then the shard has applied everything up to ``seq``."""
 
 
 # ---------------------------------------------------------------------------- schema, documents
-def make_schema(fields: Mapping[str, FieldSpec], language: str) -> wf.Schema:
-    s = wf.Schema(docid=wf.ID(stored=True, unique=True), src=wf.STORED(), meta=wf.STORED())
-    for name, spec in fields.items():
-        if spec.searchable:
-            # the field's analysis (the in-memory structures use the same)
-            tokenizer = ShopTokenizer(*analysis_of(spec.analyzer, language))
-            s.add("t_" + name, ShopText(analyzer=tokenizer, phrase=False))  # type: ignore[arg-type]
-        if spec.needs_values and spec.type in ("keyword", "keyword[]"):
-            s.add("k_" + name, wf.KEYWORD(commas=True, lowercase=False, scorable=False))
-    return s
+def make_schema() -> wf.Schema:
+    return wf.Schema(docid=wf.ID(stored=True, unique=True), src=wf.STORED(), meta=wf.STORED())
 
 
 def meta_blob(seq: int, mapping: dict, language: str) -> bytes:
     return orjson.dumps({"appliedSeq": seq, "mapping": mapping, "language": language})
-
-
-def whoosh_doc(fields: Mapping[str, FieldSpec], doc_id: str, doc: dict, blob: bytes,
-               analyzed: dict | None = None) -> dict[str, Any]:
-    """The Whoosh document of ``doc`` (``analyzed``: ``MemIndex.analyze(doc)``, else plain text)."""
-    wd: dict[str, Any] = {"docid": doc_id, "src": blob}
-    for name, spec in fields.items():
-        v = doc.get(name)
-        if v is None:
-            continue
-        if spec.searchable:
-            if analyzed is not None:
-                terms = analyzed.get(name, ((), ()))[1]
-                if terms:
-                    wd["t_" + name] = PreAnalyzed(terms)
-            else:
-                t = text_of(v)
-                if t:
-                    wd["t_" + name] = t
-        if spec.needs_values and spec.type in ("keyword", "keyword[]"):
-            vals = [x.replace(",", " ") for x in keyword_values(v)]
-            if vals:
-                wd["k_" + name] = ",".join(vals)
-    return wd
 
 
 def is_whoosh_file(name: str) -> bool:
@@ -148,8 +110,7 @@ def stored_documents(ix: Any) -> tuple[dict | None, list[tuple[str, bytes]]]:
     return stored_meta, docs
 
 
-def rewrite(path: str, schema: wf.Schema, fields: Mapping[str, FieldSpec], docs: list[tuple[str, bytes]],
-            meta: bytes) -> Any:
+def rewrite(path: str, schema: wf.Schema, docs: list[tuple[str, bytes]], meta: bytes) -> Any:
     """Replace the index in ``path`` by one with ``schema`` holding ``docs`` and ``meta`` (a new
     mapping or language); other files in ``path`` are left alone. Returns the reopened index."""
     tmp = path + ".rewrite"
@@ -158,7 +119,7 @@ def rewrite(path: str, schema: wf.Schema, fields: Mapping[str, FieldSpec], docs:
     nix = windex.create_in(tmp, schema)
     w = nix.writer(limitmb=256)
     for did, blob in docs:
-        w.add_document(**whoosh_doc(fields, did, orjson.loads(blob), blob))
+        w.add_document(docid=did, src=blob)
     w.add_document(docid=META_ID, meta=meta)
     w.commit()
     for fn in os.listdir(path):  # only Whoosh's files: others may keep theirs here
@@ -178,7 +139,7 @@ def commit_jobs(ix: Any, jobs: list[Job], mapping: dict, language: str) -> None:
     # Net effect of the group first: Whoosh deletes (delete_by_term, update_document, the flush's
     # delete_by_query) only reach committed segments, never documents added by the same writer.
     flushed = False
-    final: dict[str, dict | None] = {}
+    final: dict[str, bytes | None] = {}
     known: dict[str, bool] = {}  # id -> present in the committed index (ops say it per job)
     for ops, _seq in jobs:
         for op in ops:
@@ -196,16 +157,16 @@ def commit_jobs(ix: Any, jobs: list[Job], mapping: dict, language: str) -> None:
     try:
         if flushed:
             w.delete_by_query(Every())
-        for doc_id, wd in final.items():
+        for doc_id, src in final.items():
             was = known.get(doc_id, False)
-            if wd is None:
+            if src is None:
                 if was:
                     w.delete_by_term("docid", doc_id)
                 continue
             if was:
-                w.update_document(**wd)
+                w.update_document(docid=doc_id, src=src)
             else:
-                w.add_document(**wd)
+                w.add_document(docid=doc_id, src=src)
         w.update_document(docid=META_ID, meta=meta_blob(jobs[-1][1], mapping, language))
         w.commit(mergetype=merge_tiered)
     except BaseException:
@@ -318,7 +279,7 @@ def _write_postings(fw: Any, schema: Any, lengths: Any, terms: Any) -> None:
 def fast_writer(ix: Any, limitmb: int = 128) -> Any:
     """A Whoosh ``SegmentWriter`` writing the same files, with an in-memory posting pool, the field
     lengths captured as documents are added (see :class:`_ListPool`, :class:`_Lengths`) and an
-    ``add_document`` that files pre-analysed terms straight into per-term posting lists."""
+    ``add_document`` that files terms straight into per-term posting lists."""
     # zlib level 1 for posting blocks (readers honour each block's own level): ~2x cheaper than
     # Whoosh's default 3 for a few % more bytes
     w: Any = SegmentWriter(ix, limitmb=limitmb, codec=W3Codec(compression=1))  # patched below
@@ -338,8 +299,6 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
     pdw.add_field = add_field
     schema = w.schema
     simple = all(not f.vector and not f.separate_spelling() and not f.column_type for _n, f in schema.items())
-    tb = _TERM_BYTES
-    fbytes = _FREQ_BYTES
 
     def add_document(**fields: Any) -> None:
         # SegmentWriter.add_document for documents without boosts, vectors, spelling or columns
@@ -356,37 +315,20 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
             field = schema[fieldname]
             length = 0
             if field.indexed:
-                if type(value) is PreAnalyzed and isinstance(field, ShopText) and terms is not None:
-                    length = len(value)
-                    fb = field.format.field_boost  # type: ignore[union-attr]
-                    if len(tb) > 400_000:
-                        tb.clear()
-                    for term, freq in Counter(value).items():
-                        b = tb.get(term)
-                        if b is None:
-                            b = tb[term] = term.encode("utf-8")
-                        key = (fieldname, b)
+                scorable = field.scorable
+                for tbytes, freq, weight, vbytes in field.index(value):
+                    if scorable:
+                        length += freq
+                    if terms is not None:
+                        key = (fieldname, tbytes)
                         p = terms.get(key)
                         if p is None:
                             p = terms[key] = ([], [], [])
                         p[0].append(docnum)
-                        p[1].append(freq * fb)
-                        p[2].append(fbytes[freq] if freq < 64 else pack_uint(freq))
-                else:
-                    scorable = field.scorable
-                    for tbytes, freq, weight, vbytes in field.index(value):
-                        if scorable:
-                            length += freq
-                        if terms is not None:
-                            key = (fieldname, tbytes)
-                            p = terms.get(key)
-                            if p is None:
-                                p = terms[key] = ([], [], [])
-                            p[0].append(docnum)
-                            p[1].append(weight)
-                            p[2].append(vbytes)
-                        else:
-                            w.pool.add((fieldname, tbytes, docnum, weight, vbytes))
+                        p[1].append(weight)
+                        p[2].append(vbytes)
+                    else:
+                        w.pool.add((fieldname, tbytes, docnum, weight, vbytes))
             pdw.add_field(fieldname, field, value if field.stored else None, length)
         pdw.finish_doc()
         w._added = True

@@ -437,3 +437,34 @@ def test_memory_only_engine_writes_nothing_and_answers_the_same(tmp_path):
     assert not (tmp_path / "mem").exists()
     with pytest.raises(EngineError):
         mem.search(Query(q=""))
+
+
+def test_a_shard_written_with_text_postings_still_opens_and_takes_changes(tmp_path):
+    """Shards written before Whoosh held only ids and sources (``t_``/``k_`` postings) reopen,
+    are updated in place and answer from their stored documents."""
+    from whoosh import fields as wf
+
+    from search_workers.engine.analysis import ShopText, ShopTokenizer
+
+    path = tmp_path / "shard"
+    path.mkdir()
+    legacy = whoosh_store.make_schema()
+    legacy.add("t_title", ShopText(analyzer=ShopTokenizer("en"), phrase=False))
+    legacy.add("k_brand", wf.KEYWORD(commas=True, lowercase=False, scorable=False))
+    ix = whoosh_store.create_index(str(path), legacy)
+    w = ix.writer()
+    for i, title in enumerate(["red shoe", "blue shoe", "green hat"]):
+        doc = {"id": str(i), "title": title, "brand": "acme"}
+        w.add_document(docid=str(i), src=whoosh_store.orjson.dumps(doc), t_title=title, k_brand="acme")
+    w.add_document(docid=whoosh_store.META_ID, meta=whoosh_store.meta_blob(3, SMALL, "en"))
+    w.commit()
+    ix.close()
+    e = ShardEngine(path, SMALL)
+    assert e.applied_seq == 3 and sorted(ids(e.search(Query(q="shoe")))) == ["0", "1"]
+    e.apply([Change(4, "upsert", "1", {"title": "blue scarf"}), Change(5, "delete", "0"),
+             Change(6, "upsert", "9", {"title": "shoe box"})])
+    e.close(snapshot_memory=False)  # reopened from Whoosh, not from the memory snapshot
+    e = ShardEngine(path, SMALL)
+    assert e.applied_seq == 6 and ids(e.search(Query(q="shoe"))) == ["9"] and e.doc_count == 3
+    assert e.get("1")["title"] == "blue scarf"
+    e.close()
