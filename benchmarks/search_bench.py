@@ -39,6 +39,7 @@ import subprocess
 import tempfile
 import textwrap
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,8 +126,9 @@ def _wrk(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], client
               return wrk.format("POST", "/v1/{path}", {{{lua_headers}}}, bodies[((i - 1) % #bodies) + 1])
             end
             done = function(summary, latency, requests)
-              io.write(string.format("RESULT %d %f %d", summary.requests, summary.duration / 1e6,
-                summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+              local e = summary.errors
+              io.write(string.format("RESULT %d %f %d %d %d %d %d", summary.requests, summary.duration / 1e6,
+                e.status, e.connect, e.read, e.write, e.timeout))
               for _, p in ipairs({{50, 95, 99}}) do io.write(string.format(" %f", latency:percentile(p) / 1000)) end
               io.write("\\n")
             end
@@ -134,9 +136,12 @@ def _wrk(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], client
         out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "-s", str(script), base],
                              capture_output=True, text=True, check=True).stdout
     fields = next(line for line in out.splitlines() if line.startswith("RESULT")).split()[1:]
-    requests, duration, errors = int(fields[0]), float(fields[1]), int(fields[2])
-    return {"count": requests, "elapsed": duration, "errors": errors,
-            "p50": float(fields[3]), "p95": float(fields[4]), "p99": float(fields[5])}
+    requests, duration = int(fields[0]), float(fields[1])
+    # wrk's kinds: "status" is an HTTP status >= 400; "timeout" a request unanswered after 2 s
+    kinds = {kind: int(n) for kind, n in zip(("status", "connect", "read", "write", "timeout"), fields[2:7], strict=True)}
+    return {"count": requests, "elapsed": duration, "errors": sum(kinds.values()),
+            "error_kinds": {kind: n for kind, n in kinds.items() if n},
+            "p50": float(fields[7]), "p95": float(fields[8]), "p99": float(fields[9])}
 
 
 def load(url: str, headers: dict[str, str], queries: Sequence[Request], clients: int, seconds: float,
@@ -149,6 +154,7 @@ def load(url: str, headers: dict[str, str], queries: Sequence[Request], clients:
     result = asyncio.run(_load(url, headers, bodies, clients, seconds))
     lat = [x * 1000 for x in result["latencies"]]
     return {"count": len(lat), "elapsed": result["elapsed"], "errors": len(result["errors"]),
+            "error_kinds": dict(Counter(result["errors"])),
             "p50": pct(lat, 50), "p95": pct(lat, 95), "p99": pct(lat, 99)}
 
 
@@ -188,6 +194,8 @@ def report(name: str, result: dict[str, Any]) -> str:
         line += (f"  server {result['cores']:4.2f} cores, {cpu_ms:4.2f} ms CPU/search (load generator "
                  f"{result['client']:4.2f}, machine busy {result['busy']:4.2f})")
     line += f"  errors {result['errors']}"
+    if result["errors"]:
+        line += " (" + ", ".join(f"{kind} {n}" for kind, n in result["error_kinds"].items()) + ")"
     return line + ("  INVALID: not every request was answered" if result["errors"] else "")
 
 
