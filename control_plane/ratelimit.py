@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from limits import RateLimitItem, parse
 from limits.errors import StorageError
-from limits.storage import MemoryStorage, MovingWindowSupport, RedisStorage, Storage
+from limits.storage import MovingWindowSupport, RedisStorage, Storage
 from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from limits.strategies import RateLimiter as RateLimiterStrategy
 
@@ -37,10 +37,7 @@ class RateLimiter:
     def __init__(self, redis_url: str | None, prefix: str, strategy: str = "moving",
                  file: StateFile | None = None) -> None:
         kind = MovingWindowRateLimiter if strategy == "moving" else FixedWindowRateLimiter
-        self._local: RateLimiterStrategy = kind(MemoryStorage())
-        # limits' MemoryStorage is not thread-safe: two first hits at once start its expiry timer
-        # twice ("threads can only be started once", a 500 in a burst of sign-ins)
-        self._local_lock = threading.Lock()
+        self._local: RateLimiterStrategy = kind(LocalLimits())
         self._shared: RateLimiterStrategy | None = None
         if redis_url:
             storage = RedisStorage(redis_url, key_prefix=f"{prefix}limits", wrap_exceptions=True,
@@ -63,8 +60,7 @@ class RateLimiter:
                 if self.backoff.succeeded():
                     log.warning("rate limits counted in Redis again")
                 return result, self._shared
-        with self._local_lock:
-            return op(self._local), self._local
+        return op(self._local), self._local
 
     def _item(self, limit: str) -> RateLimitItem:
         item = self._items.get(limit)
@@ -74,11 +70,7 @@ class RateLimiter:
 
     def _refuse(self, limiter: RateLimiterStrategy, item: RateLimitItem, identifiers: tuple[str, ...]) -> ServiceError:
         try:
-            if limiter is self._local:
-                with self._local_lock:
-                    stats = limiter.get_window_stats(item, *identifiers)
-            else:
-                stats = limiter.get_window_stats(item, *identifiers)
+            stats = limiter.get_window_stats(item, *identifiers)
             retry_after = max(1, math.ceil(stats.reset_time - time.time()))
         except StorageError:
             retry_after = 1
@@ -203,3 +195,84 @@ class FileLimits(Storage, MovingWindowSupport):
             "SELECT min(at), count(*) FROM entries WHERE key = ? AND at >= ?", (self.prefix + key, now - expiry)
         ).fetchone()
         return (float(oldest), int(count)) if count else (now, 0)
+
+
+class LocalLimits(Storage, MovingWindowSupport):
+    """``limits`` storage in this process's memory, expired lazily.
+
+    limits' own ``MemoryStorage`` expires keys from a timer thread it starts again every 10 ms
+    while keys live: under a steady search load (a quota is counted per search) that was a new
+    thread every 10 ms and a tenth of a cached search's time (and it was not thread-safe: two
+    first hits at once started the timer twice, a 500 in a burst of sign-ins). One lock, held
+    for a dictionary update."""
+
+    STORAGE_SCHEME = ["shopsearch-local"]
+    SWEEP_EVERY = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counters: dict[str, tuple[int, float]] = {}  # key -> (count, expires at)
+        self._entries: dict[str, list[float]] = {}  # key -> acquisition times, newest first
+        self._ops = 0
+        self._lock = threading.Lock()
+
+    @property
+    def base_exceptions(self) -> type[Exception]:
+        return ValueError
+
+    def _sweep(self) -> None:
+        self._ops += 1
+        if self._ops % self.SWEEP_EVERY:
+            return
+        now = time.time()
+        self._counters = {k: v for k, v in self._counters.items() if v[1] > now}
+        self._entries = {k: v for k, v in self._entries.items() if v and v[0] > now - 86_400}
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        with self._lock:
+            self._sweep()
+            now = time.time()
+            count, expires = self._counters.get(key, (0, 0.0))
+            if expires <= now:
+                count, expires = 0, now + expiry
+            count += amount
+            self._counters[key] = (count, expires)
+            return count
+
+    def get(self, key: str) -> int:
+        count, expires = self._counters.get(key, (0, 0.0))
+        return count if expires > time.time() else 0
+
+    def get_expiry(self, key: str) -> float:
+        count, expires = self._counters.get(key, (0, 0.0))
+        return expires if expires > time.time() else time.time()
+
+    def check(self) -> bool:
+        return True
+
+    def reset(self) -> int | None:
+        with self._lock:
+            self._counters.clear()
+            self._entries.clear()
+        return None
+
+    def clear(self, key: str) -> None:
+        with self._lock:
+            self._counters.pop(key, None)
+            self._entries.pop(key, None)
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        with self._lock:
+            self._sweep()
+            now = time.time()
+            entries = [at for at in self._entries.get(key, ()) if at >= now - expiry]
+            allowed = len(entries) + amount <= limit
+            self._entries[key] = [now] * amount + entries if allowed else entries
+            return allowed
+
+    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+        now = time.time()
+        entries = [at for at in self._entries.get(key, ()) if at >= now - expiry]
+        return (entries[-1], len(entries)) if entries else (now, 0)

@@ -61,3 +61,25 @@ def test_limits_hold_across_processes(tmp_path: Path) -> None:
 def test_state_follows_the_deployment(tmp_path: Path) -> None:
     assert isinstance(make_shared_state(Settings(data_dir=tmp_path)), MemoryState)
     assert isinstance(make_shared_state(Settings(data_dir=tmp_path, serving_processes=2)), FileState)
+
+
+def test_limits_in_one_process_count_without_timer_threads() -> None:
+    import threading
+
+    before = threading.active_count()
+    fixed, moving = RateLimiter(None, "p:", strategy="fixed"), RateLimiter(None, "p:")
+    for _ in range(5):
+        fixed.hit("5/minute", "search", "prj_1")
+    with pytest.raises(ServiceError) as refused:
+        fixed.hit("5/minute", "search", "prj_1")
+    assert int(refused.value.headers["Retry-After"]) >= 1
+    for _ in range(3):
+        moving.hit("3/minute", "login", "1.2.3.4")
+    with pytest.raises(ServiceError):
+        moving.hit("3/minute", "login", "1.2.3.4")
+    reservation = fixed.reserve("1/minute", "mail@x")
+    reservation.give_back()
+    fixed.reserve("1/minute", "mail@x")
+    with pytest.raises(ServiceError):
+        fixed.reserve("1/minute", "mail@x")
+    assert threading.active_count() == before  # counted inline, expired lazily
