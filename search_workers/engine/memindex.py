@@ -8,8 +8,12 @@ renumbers the live slots (order preserved) with vectorised numpy per term - no r
 
 Per searchable field: ``postings[field][term] -> Postings`` (int32 slots, float32 term
 frequencies), ``lengths[field]`` (float32 per slot, BM25 length normalisation) and the sum of live
-lengths.  New postings are appended to Python lists and turned into numpy arrays once per
-``apply`` for the touched terms only, so a commit costs O(changed documents + touched terms).
+lengths.  A batch's new postings go to three flat arrays (term number in the batch, slot, tf); once
+per ``apply`` they are grouped by term (one stable numpy sort) and appended to the touched terms'
+arrays, which keep spare capacity (x1.5 growth): a commit costs O(changed documents + touched
+terms), not a copy of every touched posting list (a common term's list is as long as the shard,
+so copying it per batch made the cost per document grow with the shard).  Keyword value pairs
+grow the same way.
 
 Value columns (filters, facets, sort): keyword / keyword[] as ordinal *pairs* (slot, ordinal)
 plus the first ordinal per slot for sorting; integer / float / date as float64 (NaN = missing);
@@ -24,7 +28,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import Counter
+from array import array
+from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -36,39 +41,62 @@ from .mapping import FieldSpec, analysis_of
 
 
 class Postings:
-    __slots__ = ("docs", "tfs", "pd", "pt", "tfn", "tfn_key")
+    """A term's postings in one field: ``docs`` (slots, ascending) and ``tfs``, exact-length views
+    of buffers with spare room (:meth:`extend`).  ``pi``: the term's number in the batch being
+    added (-1 outside :meth:`MemIndex.add`/:meth:`MemIndex.finalize`)."""
+
+    __slots__ = ("docs", "tfs", "tfn", "tfn_key", "pi", "_bd", "_bt")
 
     def __init__(self) -> None:
-        self.docs = _EMPTY_I32
-        self.tfs = _EMPTY_F32
-        self.pd: list[int] | None = None
-        self.pt: list[int] | None = None
+        self.docs: np.ndarray = _EMPTY_I32
+        self.tfs: np.ndarray = _EMPTY_F32
         # cached BM25 tf part (k1/b length-normalised), see query.tf_norm
         self.tfn: np.ndarray | None = None
         self.tfn_key = -1
+        self.pi = -1
+        self._bd: np.ndarray | None = None
+        self._bt: np.ndarray | None = None
 
-    def add(self, slot: int, tf: int) -> None:
-        if self.pd is None:
-            self.pd = [slot]
-            self.pt = [tf]
-        else:
-            self.pd.append(slot)
-            self.pt.append(tf)  # type: ignore[union-attr]
-
-    def finalize(self) -> None:
-        if self.pd is not None:
-            nd = np.asarray(self.pd, dtype=np.int32)
-            nt = np.asarray(self.pt, dtype=np.float32)
-            if len(self.docs):
-                self.docs = np.concatenate((self.docs, nd))
-                self.tfs = np.concatenate((self.tfs, nt))
-            else:
-                self.docs, self.tfs = nd, nt
-            self.pd = self.pt = None
-            self.tfn = None
+    def extend(self, slots: np.ndarray, tfs: np.ndarray) -> None:
+        """Append postings (slots above every slot held).  Readers holding the previous ``docs``
+        keep seeing exactly what they saw: only the buffer past its end is written."""
+        n = len(self.docs)
+        need = n + len(slots)
+        bd, bt = self._bd, self._bt
+        if bd is None or bt is None or len(bd) < need or self.docs.base is not bd:
+            cap = max(need, n + (n >> 1))
+            bd = np.empty(cap, np.int32)
+            bt = np.empty(cap, np.float32)
+            bd[:n] = self.docs
+            bt[:n] = self.tfs
+            self._bd, self._bt = bd, bt
+        bd[n:need] = slots
+        bt[n:need] = tfs
+        self.docs = bd[:need]
+        self.tfs = bt[:need]
+        self.tfn = None
 
     def __len__(self) -> int:
-        return len(self.docs) + (len(self.pd) if self.pd is not None else 0)
+        return len(self.docs)
+
+    def __getstate__(self) -> tuple:
+        return self.docs.copy(), self.tfs.copy()  # the snapshot keeps no spare room
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__()  # type: ignore[misc]
+        self.docs, self.tfs = state
+
+
+def _appended(view: np.ndarray, buf: np.ndarray | None, items: array) -> tuple[np.ndarray, np.ndarray]:
+    """``view`` (a prefix of ``buf``, or its own array) with ``items`` appended, as a new prefix
+    view and its buffer (grown x1.5 when full)."""
+    n = len(view)
+    need = n + len(items)
+    if buf is None or len(buf) < need or view.base is not buf:
+        buf = np.empty(max(need, n + (n >> 1)), view.dtype)
+        buf[:n] = view
+    buf[n:need] = np.frombuffer(items, dtype=view.dtype)
+    return buf[:need], buf
 
 
 POSITIONS = 24
@@ -195,7 +223,9 @@ class MemIndex:
         self.kw_first: dict[str, np.ndarray] = {f: np.zeros(0, np.int32) for f in self.kw_fields}
         self.kw_ps: dict[str, np.ndarray] = {f: _EMPTY_I32 for f in self.kw_fields}
         self.kw_po: dict[str, np.ndarray] = {f: _EMPTY_I32 for f in self.kw_fields}
-        self._kw_pend: dict[str, tuple[list[int], list[int]]] = {f: ([], []) for f in self.kw_fields}
+        # a batch's (slot, ordinal) pairs per keyword field, and the buffers behind kw_ps/kw_po
+        self._kw_pend: dict[str, tuple[array, array]] = {f: (array("i"), array("i")) for f in self.kw_fields}
+        self._kw_buf: dict[str, tuple[np.ndarray | None, np.ndarray | None]] = {f: (None, None) for f in self.kw_fields}
         self._kw_rank: dict[str, tuple[int, np.ndarray]] = {}
         self._kw_sorted: dict[str, tuple[int, list[str], np.ndarray]] = {}
         self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_fields}
@@ -209,7 +239,9 @@ class MemIndex:
         # unstemmed word -> its term(s) (typo matching); several when fields stem differently
         self.surfaces: dict[str, str | tuple[str, ...]] = {}
         self._seen_chunks: set[str] = set()  # chunk, prefixed with the language when not the index's
-        self._touched: set[tuple[str, str]] = set()
+        # the batch's postings: term number (Postings.pi), slot, tf; and the terms by number
+        self._pend = (array("i"), array("i"), array("f"))
+        self._pend_terms: list[tuple[Postings, str]] = []
         self.expansion_cache: dict = {}  # query.py: typo/prefix expansions per term dictionary size
         self.version = 0  # bumped on every change (query caches)
         self._slot_pos = np.zeros(0, dtype=np.int32)  # query scratch, see slot_positions
@@ -287,7 +319,8 @@ class MemIndex:
         self.blobs.append(blob if blob is not None else exact_bytes(orjson.dumps(doc)))
         self.id_to_slot[doc_id] = slot
         self.live[slot] = True
-        touched = self._touched
+        pend_terms = self._pend_terms
+        pend_pi, pend_slot, pend_tf = self._pend
         seen = self._seen_chunks
         if analyzed is None:
             analyzed = self.analyze(doc)
@@ -316,20 +349,21 @@ class MemIndex:
             self.sum_len[f] += len(terms)
             plist = self.postings[f]
             pget = plist.get
-            for term, tf in Counter(terms).items():
+            counts: dict[str, int] = {}
+            _count_elements(counts, terms)
+            for term, tf in counts.items():
                 p = pget(term)
                 if p is None:
                     p = plist[term] = Postings()
                     if term not in self.term_df:
                         self._new_term(term)
-                pd = p.pd
-                if pd is None:  # first posting of this term in the batch
-                    p.pd = [slot]
-                    p.pt = [tf]
-                    touched.add((f, term))
-                else:
-                    pd.append(slot)
-                    p.pt.append(tf)  # type: ignore[union-attr]
+                pi = p.pi
+                if pi < 0:  # first posting of this term in the batch
+                    pi = p.pi = len(pend_terms)
+                    pend_terms.append((p, term))
+                pend_pi.append(pi)
+                pend_slot.append(slot)
+                pend_tf.append(tf)
         for f in self.kw_fields:
             vals = keyword_values(doc.get(f))
             if not vals:
@@ -389,22 +423,39 @@ class MemIndex:
                     di[key] = (*cur, term)
 
     def finalize(self) -> None:
-        td = self.term_df
-        for f, term in self._touched:
-            p = self.postings[f].get(term)
-            if p is not None:
-                if p.pd is not None:
-                    td[term] = td.get(term, 0) + len(p.pd)
-                p.finalize()
-        self._touched = set()
+        self._finalize_postings()
         for f in self.kw_fields:
             ps, po = self._kw_pend[f]
             if ps:
-                self.kw_ps[f] = np.concatenate((self.kw_ps[f], np.asarray(ps, np.int32)))
-                self.kw_po[f] = np.concatenate((self.kw_po[f], np.asarray(po, np.int32)))
-                self._kw_pend[f] = ([], [])
+                bps, bpo = self._kw_buf[f]
+                self.kw_ps[f], bps = _appended(self.kw_ps[f], bps, ps)
+                self.kw_po[f], bpo = _appended(self.kw_po[f], bpo, po)
+                self._kw_buf[f] = (bps, bpo)
+                self._kw_pend[f] = (array("i"), array("i"))
         if self.n > 2048 and (self.n - self.n_live) > 0.3 * self.n:
             self.compact()
+
+    def _finalize_postings(self) -> None:
+        """The batch's postings, grouped by term (a stable sort keeps slots ascending), appended to
+        their terms; document frequencies follow."""
+        terms = self._pend_terms
+        if not terms:
+            return
+        pis, slots, tfs = self._pend
+        order = np.argsort(np.frombuffer(pis, np.int32), kind="stable")
+        counts = np.bincount(np.frombuffer(pis, np.int32), minlength=len(terms))
+        slots_by_term = np.frombuffer(slots, np.int32)[order]
+        tfs_by_term = np.frombuffer(tfs, np.float32)[order]
+        td = self.term_df
+        start = 0
+        for (p, term), k in zip(terms, counts.tolist(), strict=True):
+            end = start + k
+            p.extend(slots_by_term[start:end], tfs_by_term[start:end])
+            p.pi = -1
+            td[term] = td.get(term, 0) + k
+            start = end
+        self._pend = (array("i"), array("i"), array("f"))
+        self._pend_terms = []
 
     def compact(self) -> None:
         """Renumber live slots 0..n_live-1 (order kept) and drop dead postings."""
@@ -416,6 +467,7 @@ class MemIndex:
             plist = self.postings[f]
             empty = []
             for term, p in plist.items():
+                p._bd = p._bt = None  # the arrays below are new: let the old buffers go
                 k = live[p.docs]
                 if not k.all():
                     removed = int(len(k) - k.sum())
@@ -433,6 +485,7 @@ class MemIndex:
             k = live[self.kw_ps[f]]
             self.kw_ps[f] = remap[self.kw_ps[f][k]]
             self.kw_po[f] = self.kw_po[f][k]
+            self._kw_buf[f] = (None, None)
         m = len(keep_idx)
 
         def sq(a: np.ndarray, fill: Any) -> np.ndarray:
