@@ -10,6 +10,10 @@
    documents/s from the first upload to the last task succeeded (target >= 1,500 docs/s).
 4. Runs a full reindex while a loop of searches runs and prints the failed searches (target 0).
 5. Prints the total RSS of the server process tree holding the index (target < 1.5 GiB).
+
+Throughput is wall-clock; on a shared machine it follows the other load, so the upload also prints
+the CPU seconds per document of each server process (the serving process: upload, database, feeding,
+in-memory apply; the Whoosh helper), which do not.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import threading
 import time
 
 import httpx
+import psutil
 
 from benchmarks.common import (
     MAPPING,
@@ -50,6 +55,41 @@ def main() -> int:
         return run(args, server)
 
 
+def _processes(pid: int) -> list[tuple[str, psutil.Process]]:
+    """The server and its children, named by role (the Whoosh helper runs ``persist._child_main``)."""
+    proc = psutil.Process(pid)
+    out = [("server", proc)]
+    for child in proc.children(recursive=True):
+        try:
+            cmd = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        out.append(("whoosh helper" if "persist import _child_main" in cmd else f"child {child.pid}", child))
+    return out
+
+
+def process_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """CPU seconds per server process, by pid."""
+    out = {}
+    for name, proc in _processes(pid):
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:
+            continue
+        out[proc.pid] = (name, t.user + t.system)
+    return out
+
+
+def process_rss(pid: int) -> list[tuple[str, int]]:
+    out = []
+    for name, proc in _processes(pid):
+        try:
+            out.append((name, proc.memory_info().rss))
+        except psutil.Error:
+            continue
+    return out
+
+
 def run(args: argparse.Namespace, server: Server) -> int:
     tenant = make_tenant(server.database_url)
     http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
@@ -59,9 +99,14 @@ def run(args: argparse.Namespace, server: Server) -> int:
     index_url = f"/v1/projects/{tenant.project_id}/indices/{created.json()['id']}"
     docs = expand(args.docs)
     print(f"catalog: {len(docs)} products in batches of {args.batch}; {args.uploaders} uploaders, {args.shards} shards")
+    cpu_before = process_cpu(server.pid)
     sent, finished = upload_catalog(server.base, tenant, index_url, docs, batch=args.batch, uploaders=args.uploaders)
     print(f"upload: requests done in {sent:.1f}s, last task succeeded after {finished:.1f}s")
     print(f"INDEXING THROUGHPUT: {len(docs) / finished:,.0f} documents/s (target >= 1,500)")
+    used = {pid: (name, cpu - cpu_before.get(pid, (name, 0.0))[1]) for pid, (name, cpu) in process_cpu(server.pid).items()}
+    print("server CPU per document: " + ", ".join(f"{name} {cpu / len(docs) * 1e6:,.0f} us" for name, cpu in used.values())
+          + f"; total {sum(cpu for _, cpu in used.values()) / len(docs) * 1e6:,.0f} us")
+    print("server RSS after upload: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
     count = http.get(index_url).json()["documentCount"]
     total = http.post(index_url + "/search", json={"q": ""}).json()["total"]
     print(f"documentCount {count}, search total {total}")
