@@ -16,8 +16,9 @@
    a filter, at 8 and 32 clients, each from a cold cache (saving the profile retires every answer).
 4. The former one-facet profile (name > brand > categories > description, a brand facet) on real
    queries, uncached (``Cache-Control: no-cache`` with the secret key), 4 clients.
-5. Unless ``--whoosh-queries 0``: raw Whoosh over the service's shard files and tantivy in-process,
-   on the same queries, printed beside.
+5. Unless ``--whoosh-queries 0``: tantivy in-process on the same documents and queries, printed
+   beside. (No raw-Whoosh line any more: the service's Whoosh files hold ids and stored documents
+   only, no postings to search.)
 
 Load comes from ``wrk`` (``apt-get install wrk``; C, one thread), else from an aiohttp client in this
 process (which then competes with the server for CPU). Each phase prints searches/s (answered ones),
@@ -273,7 +274,8 @@ def main() -> int:
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--redis", action="store_true")
     parser.add_argument("--ray", action="store_true", help="shards in Ray actors (SHOPSEARCH_RAY_ADDRESS=local)")
-    parser.add_argument("--whoosh-queries", type=int, default=200, help="0 skips the in-process Whoosh/tantivy lines")
+    parser.add_argument("--whoosh-queries", type=int, default=200,
+                        help="kept for old command lines: 0 skips the in-process tantivy lines")
     args = parser.parse_args()
 
     docs = expand(args.docs)
@@ -282,9 +284,8 @@ def main() -> int:
     per_phase = max(2_000, int(800 * args.seconds))  # more distinct combinations than a phase can send
     combos = word_combinations(3 * per_phase)
     lines: list[str] = []
-    shard_dirs: list[Path] = []
     extra_env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if args.ray else None
-    with running_server(postgres=args.postgres, redis=args.redis, keep=True, extra_env=extra_env,
+    with running_server(postgres=args.postgres, redis=args.redis, extra_env=extra_env,
                         workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
@@ -342,17 +343,10 @@ def main() -> int:
 
         lines.append(f"  (answered with no hit: {zero_hit_share(http, url, combos[:200]):.0%} of the word combinations, "
                      f"{zero_hit_share(http, url, mix[:300]):.0%} of the real-query mix)")
-        shard_root = server.data_dir / "shards" / index["id"]
-        shard_dirs = sorted(p for p in shard_root.glob("g*/s*") if p.is_dir())
-        if not shard_dirs:
-            shard_dirs = sorted(p for p in shard_root.rglob("*") if (p / "meta.json").exists() or any(p.glob("*.toc")))
 
     if args.whoosh_queries:
-        from benchmarks.engine_bench import bench_tantivy, bench_whoosh
+        from benchmarks.engine_bench import bench_tantivy
 
-        whoosh_lat, whoosh_errors = bench_whoosh([str(p) for p in shard_dirs], queries[: args.whoosh_queries], False)
-        lines.append(in_process_line("raw whoosh in-process (both shards)", whoosh_lat)
-                     + (f"  ({whoosh_errors} errors)" if whoosh_errors else ""))
         tantivy = bench_tantivy(docs, queries[:2000])
         lines.append(in_process_line("tantivy in-process (one index)", tantivy["plain"]))
         lines.append(in_process_line("tantivy in-process + brand aggregation", tantivy["facet"]))
