@@ -14,6 +14,18 @@ process and then replays the real shopper queries (``queries.jsonl``, drawn by p
 
 Also: the cost of a 500-document commit into a built shard, memory, and relevance on the real
 catalog (``benchmarks.relevance``).
+
+``--storefront``: the uncached cost of one storefront query instead (issue #11), with
+``benchmarks.common.STOREFRONT_PROFILE``: name x10, brand x5 (typo, prefix), description x1; operator
+"and"; facets brand, categories (keyword[]) and price (three ranges); 20 hits, 5 retrieved fields,
+name highlighted.  Shopper-like word combinations
+(several need words dropped) and real queries with filters, CPU time per query (``thread_time``)
+of the full path (both shards + ``merge_answers`` + ``format_answer`` + ``orjson.dumps``) and of each
+stage; ``--profile`` adds a cProfile of the full path; ``--save``/``--compare`` write/check the
+answers (ids, order, totals, facets, dropped words) for before/after comparisons.  Shards are built
+into ``--dir`` once and reopened from there on later runs::
+
+    python -m benchmarks.engine_bench --storefront --dir /tmp/eb/s100k [--profile] [--save F | --compare F]
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ import time
 import zlib
 from pathlib import Path
 
-from benchmarks.common import expand
+from benchmarks.common import STOREFRONT_FACETS, STOREFRONT_PROFILE, expand
 from benchmarks.relevance import ENGINE_FIELDS, FIELDS, MAPPING, QUERIES, report
 from search_workers.engine import ShardEngine
 from shared.contract import Change, Facet, Query
@@ -170,6 +182,143 @@ def bench_tantivy(docs, queries) -> dict:
     return out
 
 
+# ----------------------------------------------------------------------------- storefront (issue #11)
+def storefront_requests(k: int, seed: int = 7) -> list[dict]:
+    """Shopper-like requests, a quarter each: real queries as typed; two or three words of one
+    product's name, the last one half typed; those words plus one of another product (most need
+    words dropped); real queries or name words with a filter on a brand, a category or a price."""
+    from benchmarks.common import load_products, weighted_queries
+
+    rng = random.Random(seed)
+    products = load_products()
+    real = weighted_queries(k, seed)
+
+    def name_words(p: dict) -> list[str]:
+        return [w for w in re.findall(r"[\w']+", p["name"]) if len(w) > 1]
+
+    def some_words(p: dict, n: int) -> list[str]:
+        ws = name_words(p)
+        i = rng.randrange(max(1, len(ws) - n + 1))
+        return ws[i:i + n]
+
+    out: list[dict] = []
+    for i in range(k):
+        kind = i % 4
+        p = rng.choice(products)
+        filters = None
+        if kind == 0:
+            q = real[i]
+        elif kind == 1:
+            ws = some_words(p, rng.choice((2, 3)))
+            if ws and len(ws[-1]) > 3:
+                ws[-1] = ws[-1][: rng.randrange(2, len(ws[-1]))]
+            q = " ".join(ws)
+        elif kind == 2:
+            ws = some_words(p, rng.choice((1, 2))) + some_words(rng.choice(products), 1)
+            rng.shuffle(ws)
+            q = " ".join(ws)
+        else:
+            q = real[i] if rng.random() < 0.5 else " ".join(some_words(p, 2))
+            filters = rng.choice([{"brand": p["brand"]}, {"categories": rng.choice(p["categories"])},
+                                  {"price": {"lt": 100}}, {"price": {"gte": 100, "lt": 500}},
+                                  {"brand": [p["brand"], "Samsung"], "price": {"lt": 300}}])
+        out.append({"q": q.lower(), "filters": filters})
+    return out
+
+
+def open_shards(root: str, shards: int, docs: int) -> list[ShardEngine]:
+    """The shards in ``root``, built there first when missing (one process per shard)."""
+    paths = [os.path.join(root, f"shard{k}") for k in range(shards)]
+    missing = [(p, k, shards, docs) for k, p in enumerate(paths) if not os.path.isdir(p)]
+    if missing:
+        with cf.ProcessPoolExecutor(max_workers=min(len(missing), os.cpu_count() or 1)) as pool:
+            for r in pool.map(_build_shard, missing):
+                print(f"built shard {r['shard']}: {r['docs']} docs in {r['seconds']:.1f}s")
+    return [ShardEngine(p, MAPPING) for p in paths]
+
+
+def _answer_key(body: dict) -> dict:
+    """What must not change between two versions of the engine: ids, order, totals, facets."""
+    return {"ids": [h["id"] for h in body["hits"]], "scores": [round(h["score"], 4) for h in body["hits"]],
+            "total": body["total"], "facets": body["facets"],
+            "highlights": [h["highlights"] for h in body["hits"]], "documents": [h["document"] for h in body["hits"]]}
+
+
+def bench_storefront(engines: list[ShardEngine], requests: list[dict], rounds: int, profile: bool,
+                     save: str | None, compare: str | None) -> None:
+    import cProfile
+    import pstats
+
+    import orjson
+
+    from control_plane.profile.schemas import ProfileSettings
+    from control_plane.search.profile_query import SearchRequest, engine_query, format_answer
+    from search_workers.merge import merge_answers
+    from shared.contract import shard_query
+
+    settings = ProfileSettings.model_validate({k: v for k, v in STOREFRONT_PROFILE.items() if k != "name"})
+    built = [engine_query(settings, SearchRequest.model_validate(r), STOREFRONT_FACETS, MAPPING) for r in requests]
+
+    def run(query, facts):
+        sq = shard_query(query)
+        t0 = time.thread_time()
+        answers = [e.search(sq) for e in engines]
+        t1 = time.thread_time()
+        merged = merge_answers(query, answers)
+        t2 = time.thread_time()
+        body = format_answer(merged, facts)
+        t3 = time.thread_time()
+        raw = orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+        t4 = time.thread_time()
+        return raw, merged, (t4 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+
+    for query, facts in built[:50]:  # warm-up (tf caches, expansion caches per shard version)
+        run(query, facts)
+    stages: list[list[float]] = [[] for _ in range(5)]
+    kinds = ("real", "name words", "mixed words", "filtered")
+    by_kind: dict[str, list[float]] = {k: [] for k in kinds}
+    relaxed = 0
+    bodies: list[bytes] = []
+    for r in range(rounds):
+        for i, (query, facts) in enumerate(built):
+            raw, merged, ts = run(query, facts)
+            for lst, t in zip(stages, ts, strict=True):
+                lst.append(t)
+            by_kind[kinds[i % 4]].append(ts[0])
+            if r == 0:
+                bodies.append(raw)
+                relaxed += merged.relaxed
+    print(f"== storefront profile, {len(requests)} requests x {rounds} rounds, "
+          f"{sum(e.doc_count for e in engines)} docs in {len(engines)} shards; {relaxed} answers dropped words")
+    print("CPU per query (thread_time):")
+    for name, xs in zip(("full path", "  shards (engine search)", "  merge_answers", "  format_answer",
+                         "  orjson.dumps"), stages, strict=True):
+        print(summary(name, xs))
+    for name, xs in by_kind.items():
+        print(summary(f"  full: {name}", xs))
+
+    keys = [_answer_key(orjson.loads(b)) for b in bodies]
+    if save:
+        Path(save).write_bytes(orjson.dumps({"requests": requests, "answers": keys}))
+        print(f"answers saved to {save}")
+    if compare:
+        ref = orjson.loads(Path(compare).read_bytes())
+        assert ref["requests"] == requests, "compare: not the same requests"
+        diff = [i for i, (a, b) in enumerate(zip(ref["answers"], keys, strict=True)) if a != b]
+        print(f"compared with {compare}: {len(keys) - len(diff)} of {len(keys)} answers identical")
+        for i in diff[:10]:
+            a, b = ref["answers"][i], keys[i]
+            what = [k for k in a if a[k] != b[k]]
+            print(f"  differs: {requests[i]} in {what}")
+    if profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for query, facts in built:
+            run(query, facts)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=100_000)
@@ -178,7 +327,23 @@ def main() -> None:
     ap.add_argument("--whoosh-queries", type=int, default=200, help="query draws for raw Whoosh (slow)")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--no-relevance", action="store_true")
+    ap.add_argument("--storefront", action="store_true", help="the storefront profile's uncached query cost only")
+    ap.add_argument("--requests", type=int, default=600, help="storefront: distinct requests")
+    ap.add_argument("--rounds", type=int, default=2, help="storefront: passes over the requests")
+    ap.add_argument("--profile", action="store_true", help="storefront: cProfile of one pass")
+    ap.add_argument("--save", default=None, help="storefront: write the answers to this file")
+    ap.add_argument("--compare", default=None, help="storefront: compare the answers with this file")
     args = ap.parse_args()
+    if args.storefront:
+        engines = open_shards(args.dir or os.path.join(tempfile.gettempdir(), f"engine_bench_{args.docs}"),
+                              args.shards, args.docs)
+        try:
+            bench_storefront(engines, storefront_requests(args.requests), args.rounds, args.profile,
+                             args.save, args.compare)
+        finally:
+            for e in engines:
+                e.close()
+        return
 
     root = args.dir or tempfile.mkdtemp(prefix="engine_bench_")
     paths = [os.path.join(root, f"shard{k}") for k in range(args.shards)]

@@ -179,7 +179,10 @@ def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
         hits = chosen[0].hits[:limit]
     else:
         entries: list[_Entry] = [(i, pos, hit) for i in keep for pos, hit in enumerate(answers[i].hits)]
-        entries.sort(key=functools.cmp_to_key(_hit_comparator(query.sort)))
+        if query.sort:
+            entries.sort(key=functools.cmp_to_key(_hit_comparator(query.sort)))
+        else:  # the comparator's order, as a plain key: score descending, then shard and position
+            entries.sort(key=lambda e: (-float(e[2].score or 0.0), e[0], e[1]))
         hits = [h for _, _, h in entries[offset: offset + limit]]
     dropped: list[str] = []
     for a in chosen:

@@ -3,9 +3,9 @@
 Evaluation follows the matches, not the shard: :func:`plan_clauses` finds each clause's posting
 lists per field, :func:`candidate_slots` takes the rarest clause's docs and keeps those every
 other clause has (binary search of few candidates in long lists, a slot map otherwise, masks for
-broad words), and :func:`score_plans` scores only those candidates. When all words find nothing,
-:func:`relax_clauses` decides which words to drop on membership masks and only the survivors are
-scored.
+broad words), and :func:`score_plans` scores only those candidates. When all words find nothing
+(the candidates or the filters say so before anything is scored), :func:`relax_clauses` decides
+which words to drop by counting on membership masks and only the survivors are scored.
 
 Scoring (per shard, comparable across shards, see ``search.py``):
 
@@ -64,6 +64,8 @@ SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
 OTHER_FIELDS_FACTOR = 0.2
+#: masks of long posting lists kept per shard (broad words: candidates and relaxation)
+MASK_CACHE_BYTES = 16 << 20
 #: characters of a field value highlighted: the rest of a longer value is left out of the highlight
 HIGHLIGHT_MAX_CHARS = 10_000
 _EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
@@ -182,10 +184,9 @@ def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[s
         i = bisect.bisect_left(terms, p)
         j = bisect.bisect_left(terms, p + "\U0010ffff")
         found.update(terms[i:j])
-    if len(found) > limit:
-        df = idx.term_df
-        return heapq.nlargest(limit, found, key=lambda t: df.get(t, 0))
-    return list(found)
+    df = idx.term_df
+    # the most frequent first, ties by the term: every process picks (and orders) the same terms
+    return heapq.nsmallest(limit, found, key=lambda t: (-df.get(t, 0), t))
 
 
 # ----------------------------------------------------------------------------- clauses
@@ -231,7 +232,8 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
             # a word that is itself in the dictionary needs fewer typo alternatives
             cap = MAX_TYPO_EXPANSIONS_KNOWN if any(t in td for t in exact) else MAX_TYPO_EXPANSIONS
             if len(cands) > cap:
-                best = heapq.nsmallest(cap, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0)))
+                # ties by the term: every process keeps the same expansions
+                best = heapq.nsmallest(cap, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0), kv[0]))
                 cands = dict(best)
             have = {x.terms[0] for x in c.alts if len(x.terms) == 1}
             for t, d in cands.items():
@@ -356,7 +358,7 @@ def _locate(docs: np.ndarray, cands: np.ndarray, s2c: np.ndarray) -> tuple[np.nd
         np.minimum(j, n_docs - 1, out=j)
         ok = docs[j] == cands
         return np.flatnonzero(ok), j[ok]
-    pos = s2c[docs]
+    pos = np.take(s2c, docs)
     sel = np.flatnonzero(pos >= 0)
     return pos[sel], sel
 
@@ -394,9 +396,12 @@ def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
     for fp in fps:
         if fp.weight <= 0:  # scores nothing, so matches nothing
             continue
-        for _, ps in fp.present:
+        for a, ps in fp.present:
             if len(ps) == 1:
-                m[ps[0].docs] = True
+                if len(ps[0].docs) * 16 > n:
+                    m |= _posting_mask(idx, fp.field, a.terms[0], ps[0])
+                else:
+                    m[ps[0].docs] = True
             else:  # a multi-word synonym matches where every word is in this field
                 every = np.zeros(n, dtype=bool)
                 every[ps[0].docs] = True
@@ -408,13 +413,31 @@ def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
     return m & idx.live[:n]
 
 
+def _posting_mask(idx: MemIndex, fname: str, term: str, p: Postings) -> np.ndarray:
+    """The slots of a long posting list as a mask over the shard, kept with the expansions until
+    the shard changes (OR-ing it costs a tenth of scattering its int32 slots), within
+    MASK_CACHE_BYTES."""
+    key = ("mask", fname, term)
+    cache, hit = _cached(idx, key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    m = np.zeros(idx.n, dtype=bool)
+    m[p.docs] = True
+    held = cache.get(("mask bytes",), 0)
+    if held + idx.n <= MASK_CACHE_BYTES:
+        cache[key] = m
+        cache[("mask bytes",)] = held + idx.n
+    return m
+
+
 def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None,
                   deadline: Deadline = NO_DEADLINE) -> tuple[list[int], np.ndarray]:
     """All words found nothing: drop the most common words until something matches in ``base``.
 
     Returns the clauses kept and the live slots matching all of them (filters aside: facets count
     disjunctively). Word membership is a mask over the shard per clause, exactly the docs the
-    clause scores above zero in; only the survivors get scored."""
+    clause scores above zero in: which words to drop is decided by counting, and only the
+    survivors get scored."""
     masks = []
     for fps in plans:
         deadline.check()
@@ -461,8 +484,8 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
                     out.matched_terms.update(a.terms)
                     if len(ps) == 1:
                         p = ps[0]
-                        if dense:
-                            at, s = p.docs, tf_norm(p, lens, avg) * np.float32(fp.idf * a.factor)
+                        if dense:  # (intp: an int32 index is converted on each use, twice below)
+                            at, s = p.docs.astype(np.intp), tf_norm(p, lens, avg) * np.float32(fp.idf * a.factor)
                         else:
                             at, j = _locate(p.docs, cands, s2c)
                             if not len(at):
@@ -488,7 +511,7 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
                         np.maximum(fs, np.where(ok, acc / len(ps) * a.factor, 0).astype(np.float32), out=fs)
                         first = False
                 if dense and m != idx.n:  # (m == n: every slot is a candidate, in order)
-                    fs = fs[cands]
+                    fs = np.take(fs, cands)  # (int32 slots: a third of the cost of fs[cands])
                 hit = fs > 0
                 if hit.any():
                     hits[fp.field] = hit
@@ -520,14 +543,29 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping
         if pos is None:
             continue
         an = idx.field_an.get(fname, idx.analyzer)
-        qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in chunks]
-        sub = pos[cands]
-        eqs = [sub == q for q in qids]
+        qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in chunks]  # -2: a word in no document
+        pairs = [(a, b) for a, b in zip(qids, qids[1:], strict=False) if a >= 0 and b >= 0]
+        if not pairs:
+            continue
+        # rows laid end to end: word b right after word a, not across two rows
+        width = pos.shape[1]
+        flat = np.take(pos, cands, axis=0).ravel()
+        eqs = {q: flat == q for q in {q for pair in pairs for q in pair}}
         cnt = np.zeros(len(cands), dtype=np.float32)
-        for i in range(npairs):
-            cnt += (eqs[i][:, :-1] & eqs[i + 1][:, 1:]).any(axis=1)
+        adj = np.zeros(len(flat), dtype=bool)
+        for a, b in pairs:
+            np.logical_and(eqs[a][:-1], eqs[b][1:], out=adj[:-1])
+            adj[width - 1::width] = False
+            cnt += _rows_any(adj, width)
         np.maximum(best, cnt * np.float32(float(fc.weight) / wmax / npairs), out=best)
     return best
+
+
+def _rows_any(flags: np.ndarray, width: int) -> np.ndarray:
+    """Per row of ``width`` booleans laid end to end: any set (8 at a time when rows allow)."""
+    if width % 8 == 0:
+        return flags.view(np.uint64).reshape(-1, width // 8).any(axis=1)  # type: ignore[return-value]
+    return flags.reshape(-1, width).any(axis=1)  # type: ignore[return-value]
 
 
 # ----------------------------------------------------------------------------- filters
@@ -651,17 +689,36 @@ def and_masks(n: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- highlight
-def highlight_text(idx: MemIndex, value: Any, terms: set[str], fname: str | None = None) -> str:
-    """``value`` with the chunks holding any of ``terms`` in ``<em>``, analysed as field ``fname``."""
+def highlight_text(idx: MemIndex, value: Any, terms: set[str], fname: str | None = None,
+                   seen: dict[str, bool] | None = None) -> str:
+    """``value`` with the chunks holding any of ``terms`` in ``<em>``, analysed as field ``fname``.
+
+    ``seen``: chunk -> highlighted, shared by the hits of one query and field (product names
+    repeat their words: most chunks are then one dict lookup)."""
     text = text_of(value) if not isinstance(value, list) else ", ".join(text_of(v) for v in value)
     text = text[:HIGHLIGHT_MAX_CHARS]  # a 9 MB description took 3.7 s to highlight
+    an = idx.field_an.get(fname, idx.analyzer) if fname is not None else idx.analyzer
+    if seen is None:
+        seen = {}
     out: list[str] = []
     pos = 0
-    an = idx.field_an.get(fname, idx.analyzer) if fname is not None else idx.analyzer
-    for start, end, cterms in an.chunk_spans(text):
-        if any(t in terms for t in cterms):
-            out.append(html.escape(text[pos:start], quote=False))
-            out.append("<em>" + html.escape(text[start:end], quote=False) + "</em>")
+    end = 0
+    for chunk in CHUNK_RE.findall(text):  # (half the time of finditer's match objects)
+        # what lies between two chunks can't start one: the next occurrence is the chunk
+        start = text.find(chunk, end)
+        end = start + len(chunk)
+        hit = seen.get(chunk)
+        if hit is None:
+            hit = seen[chunk] = not terms.isdisjoint(an.chunk_terms(chunk))
+        if hit:
+            out.append(text[pos:start])
+            out.append("<em>")
+            out.append(chunk)
+            out.append("</em>")
             pos = end
-    out.append(html.escape(text[pos:], quote=False))
+    if not out:
+        return html.escape(text, quote=False)
+    out.append(text[pos:])
+    if "&" in text or "<" in text or ">" in text:  # (escaping is per character, so per piece)
+        out = [x if i % 4 in (1, 3) else html.escape(x, quote=False) for i, x in enumerate(out)]
     return "".join(out)
