@@ -243,6 +243,12 @@ def upsert_rows(db: Session, index_id: str, docs: list[tuple[str, dict[str, Any]
 
 def _check_document_quota(db: Session, index: Index, docs: list[tuple[str, dict[str, Any]]]) -> None:
     limits = plan_limits_for_project(db, index.project_id)
+    # Every document row holds a sequence number of its own, so an index that has handed out
+    # fewer sequences than the quota leaves room needs no count: counting reads every row of the
+    # index (bodies included), a cost per upload that grew with the index (~20 % of the server's
+    # time while uploading the 300k-th document).
+    if indices.current_seq(db, index.id) + len(docs) <= limits.max_documents_per_index:
+        return
     current = repository.live_count(db, index.id)
     if current + len(docs) <= limits.max_documents_per_index:
         return

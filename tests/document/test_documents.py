@@ -259,3 +259,36 @@ def test_upload_after_commit_request_lands_on_new_catalog(app, client):
     assert wait_task(client, tenant.headers, tenant.project_id, late)["status"] == "succeeded"
     answer = search(client, tenant, index["id"], q="", perPage=50)
     assert sorted(h["id"] for h in answer["hits"]) == sorted(["late", "p10", "p11", "p12"])
+
+
+def test_document_quota_counts_only_when_the_sequences_come_near_it(app, client, monkeypatch):
+    """Uploads far below the quota skip the count; near it the count decides: new documents past
+    the quota are refused, replacements of held ones still pass."""
+    import dataclasses
+    import sys
+
+    from control_plane.document import repository, service
+    from shared.plans import PLANS
+
+    limits = dataclasses.replace(PLANS["free"], max_documents_per_index=6)
+    monkeypatch.setattr(service, "plan_limits_for_project", lambda db, project_id: limits)
+    counts = []
+    real_count = repository.live_count
+
+    def live_count(db, index_id):
+        if sys._getframe(1).f_code.co_name == "_check_document_quota":  # the upload's, not the task's
+            counts.append(index_id)
+        return real_count(db, index_id)
+
+    monkeypatch.setattr(repository, "live_count", live_count)
+    tenant = make_tenant(app)
+    index = create_index(client, tenant)
+    url = tenant.url(index["id"], "/documents")
+    upload(client, tenant, index["id"], products(4))
+    assert counts == []  # 4 sequences handed out, quota 6: no count
+    upload(client, tenant, index["id"], [{"id": f"p{i}", "name": "again"} for i in range(3)])
+    assert counts  # 4 + 3 sequences > 6: counted (4 held, 0 new)
+    over = client.post(url, json=[{"id": "n1"}, {"id": "n2"}, {"id": "n3"}], headers=tenant.headers)
+    assert over.status_code == 403 and over.json()["error"]["code"] == "QUOTA_EXCEEDED"
+    upload(client, tenant, index["id"], [{"id": "n1"}, {"id": "n2"}])  # exactly 6
+    assert client.get(tenant.url(index["id"]), headers=tenant.headers).json()["documentCount"] == 6
