@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,7 @@ class ShardSearch:
         self.hidden = hidden  # not retrievable: left out of hits
         self._all_fields = {f: FieldWeight() for f in mem.searchable}
         self._boost_cache: dict[tuple, np.ndarray] = {}
-        self._codes: dict[tuple, tuple[tuple[int, int, int], np.ndarray | None, int, np.ndarray]] = {}
+        self._bins: dict[tuple, tuple[tuple[int, int, int], FacetBins]] = {}
 
     def run(self, query: Query) -> Answer:
         """Evaluated over the query's candidates (``cands``: sorted live slots that can match) -
@@ -403,34 +404,30 @@ class ShardSearch:
         return out
 
     def _count(self, key: tuple[str, str, tuple], docs: np.ndarray) -> np.ndarray:
-        """Documents per bin of a facet among ``docs`` (live slots), see :meth:`_facet_codes`.
+        """Documents per bin of a facet among ``docs`` (live slots), see :class:`FacetBins`.
         More than half of the live documents: the counts of all of them (cached) minus those of
         the others, so the work never exceeds half the shard."""
         mem = self.mem
-        codes, nbins, everyone = self._facet_codes(key)
-        if codes is None:  # many values per document: the (slot, ordinal) pairs
-            return np.bincount(mem.kw_ordinals(key[1], docs), minlength=nbins)
+        fb = self._facet_bins(key)
+        if fb.codes is None:  # many values per document: the (slot, ordinal) pairs
+            return np.bincount(mem.kw_ordinals(key[1], docs), minlength=fb.nbins)
         if len(docs) * 2 > mem.n_live:
             rest = mem.live[: mem.n].copy()
             rest[docs] = False
-            return everyone - self._count(key, np.flatnonzero(rest))
-        # (np.take: a fifth of the time of codes[docs] for rows of a 2-d table)
-        return np.bincount(np.take(codes, docs, axis=0).ravel(), minlength=nbins + 1)[:nbins]
+            return fb.everyone - self._count(key, np.flatnonzero(rest))
+        return _count_codes(fb, docs)
 
-    def _facet_codes(self, key: tuple[str, str, tuple]) -> tuple[np.ndarray | None, int, np.ndarray]:
-        """(bin per slot - a row of them for a multi-valued keyword field, ``nbins`` where none;
-        ``nbins``; the counts over every live document), cached until the shard changes.
-
-        ``("kw", field, ())``: bins are the value ordinals (``None`` instead of codes when a
-        document holds more than MAX_FACET_VALUES values); ``("range", field, edges)``: bin ``k``
-        holds ``edges[k-1] <= value < edges[k]``."""
+    def _facet_bins(self, key: tuple[str, str, tuple]) -> FacetBins:
+        """The bins of ``("kw", field, ())`` (value ordinals) or ``("range", field, edges)``,
+        cached until the shard changes."""
         mem = self.mem
         kind, fname, edges = key
         n = mem.n
         version = (mem.version, n, len(mem.kw_ps[fname]) if kind == "kw" else 0)
-        hit = self._codes.get(key)
+        hit = self._bins.get(key)
         if hit is not None and hit[0] == version:
-            return hit[1], hit[2], hit[3]
+            return hit[1]
+        sets: np.ndarray | None = None
         codes: np.ndarray | None
         if kind == "range":
             col = mem.num[fname][:n]
@@ -450,15 +447,48 @@ class ShardSearch:
                 codes[ps, np.arange(len(ps)) - starts[ps]] = po  # (ps is in slot order)
                 if width <= 1:
                     codes = codes[:, 0]
+                else:  # documents share a few sets of values (categories): one set number per slot
+                    uniq, which = np.unique(codes, axis=0, return_inverse=True)
+                    if len(uniq) * 4 <= n:
+                        sets, codes = uniq, which.reshape(-1).astype(np.int32)
         live = mem.live[:n]
+        fb = FacetBins(codes, nbins, sets, np.zeros(nbins, dtype=np.int64))
         if codes is None:
-            everyone = np.bincount(mem.kw_ordinals(fname, np.flatnonzero(live)), minlength=nbins)
+            fb.everyone = np.bincount(mem.kw_ordinals(fname, np.flatnonzero(live)), minlength=nbins)
         else:
-            everyone = np.bincount(codes[live].ravel(), minlength=nbins + 1)[:nbins]
-        if len(self._codes) >= 16 or any(v[0][0] != mem.version for v in self._codes.values()):
-            self._codes.clear()
-        self._codes[key] = (version, codes, nbins, everyone)
-        return codes, nbins, everyone
+            fb.everyone = _count_codes(fb, np.flatnonzero(live))
+        if len(self._bins) >= 16 or any(v[0][0] != mem.version for v in self._bins.values()):
+            self._bins.clear()
+        self._bins[key] = (version, fb)
+        return fb
+
+
+@dataclass
+class FacetBins:
+    """A facet's bins per slot (cached per shard version).
+
+    ``codes``: per slot, its bin (``nbins``: none) - a value ordinal, or the range bin ``k``
+    holding ``edges[k-1] <= value < edges[k]``; for a keyword[] field a row of ordinals per slot,
+    or, when documents share few sets of values, the number of the slot's set in ``sets`` (rows
+    of ordinals); ``None``: more than MAX_FACET_VALUES values in a document (the (slot, ordinal)
+    pairs are read instead). ``everyone``: the counts over every live document."""
+
+    codes: np.ndarray | None
+    nbins: int
+    sets: np.ndarray | None
+    everyone: np.ndarray
+
+
+def _count_codes(fb: FacetBins, docs: np.ndarray) -> np.ndarray:
+    """Documents per bin among ``docs`` from the facet's codes (not ``None``)."""
+    assert fb.codes is not None
+    # (np.take: a fifth of the time of codes[docs] for rows of a 2-d table)
+    picked = np.take(fb.codes, docs, axis=0).ravel()
+    if fb.sets is None:
+        return np.bincount(picked, minlength=fb.nbins + 1)[: fb.nbins]
+    per_set = np.bincount(picked, minlength=len(fb.sets))
+    counts = np.bincount(fb.sets.ravel(), weights=np.repeat(per_set, fb.sets.shape[1]), minlength=fb.nbins + 1)
+    return counts[: fb.nbins].astype(np.int64)  # (float weights: exact below 2**53)
 
 
 def _at(mask: np.ndarray | None, slots: np.ndarray) -> np.ndarray | None:

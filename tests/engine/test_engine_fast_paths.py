@@ -138,3 +138,17 @@ def test_expansion_ties_are_broken_by_the_term_in_every_process():
     alts = json.loads(outs.pop())
     assert [t[0] for t, kind in alts["cart"] if kind == "typo"] == sorted(typos)[:8]  # a known word: 8 typos
     assert [t[0] for t, kind in alts["zq"] if kind == "prefix"] == [f"zq{chr(97 + i)}x" for i in range(20)]
+
+
+def test_facets_of_documents_with_sets_of_values_of_their_own(tmp_path):
+    # every document its own set of tags: counted from a (slots x values) table, not per set
+    docs = [{"id": str(i), "title": "lamp", "tags": [f"t{i}", f"t{i + 1}", "all"], "brand": "acme"} for i in range(40)]
+    e = ShardEngine(tmp_path, MAPPING)
+    e.apply(upserts(docs))
+    for flt in (None, {"tags": ["t3", "t30"]}, {"tags": ["all"], "brand": ["acme"]}):
+        res = e.search(Query(q="lamp", fields={"title": FieldWeight()}, filters=flt, facets=(Facet("tags"),), limit=0))
+        expected = Counter(t for d in docs for t in d["tags"])
+        assert res.facets["tags"] == dict(expected)
+    few = e.search(Query(q="", filters={"brand": ["acme"]}, facets=(Facet("tags"),), exclude_ids=tuple(map(str, range(5, 40)))))
+    assert few.facets["tags"] == dict(Counter(t for d in docs[:5] for t in d["tags"]))
+    e.close()
