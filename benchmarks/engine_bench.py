@@ -316,7 +316,9 @@ def bench_storefront(engines: list[ShardEngine], requests: list[dict], rounds: i
         for query, facts in built:
             run(query, facts)
         prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+        stats = pstats.Stats(prof)
+        stats.sort_stats("cumulative").print_stats(r"search\.py|query\.py|merge\.py|profile_query\.py", 25)
+        stats.sort_stats("tottime").print_stats(25)
 
 
 def main() -> None:

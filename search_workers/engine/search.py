@@ -444,13 +444,16 @@ class ShardSearch:
             else:
                 codes = np.full((n, max(width, 1)), nbins, dtype=np.int32)
                 starts = np.cumsum(per_slot) - per_slot
-                codes[ps, np.arange(len(ps)) - starts[ps]] = po  # (ps is in slot order)
+                at = ps.astype(np.int64) * codes.shape[1] + np.arange(len(ps)) - starts[ps]  # (ps is in slot order)
+                codes.reshape(-1)[at] = po  # (a flat scatter: a tenth of the time of codes[rows, cols])
                 if width <= 1:
                     codes = codes[:, 0]
-                else:  # documents share a few sets of values (categories): one set number per slot
-                    uniq, which = np.unique(codes, axis=0, return_inverse=True)
-                    if len(uniq) * 4 <= n:
-                        sets, codes = uniq, which.reshape(-1).astype(np.int32)
+                elif (nbins + 1) ** width < 2**63:  # few sets of values shared (categories): a number per set
+                    # a row as one integer (np.unique over rows took 110 ms for 50k documents, this 4)
+                    row_keys = codes.astype(np.int64) @ ((nbins + 1) ** np.arange(width, dtype=np.int64))
+                    _, first, which = np.unique(row_keys, return_index=True, return_inverse=True)
+                    if len(first) * 4 <= n:
+                        sets, codes = codes[first], which.reshape(-1).astype(np.int32)
         live = mem.live[:n]
         fb = FacetBins(codes, nbins, sets, np.zeros(nbins, dtype=np.int64))
         if codes is None:
