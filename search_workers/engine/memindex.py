@@ -31,6 +31,7 @@ import math
 from array import array
 from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
 from datetime import UTC, date, datetime
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,11 @@ class Postings:
         """Append postings (slots above every slot held).  Readers holding the previous ``docs``
         keep seeing exactly what they saw: only the buffer past its end is written."""
         n = len(self.docs)
+        if not n:  # a new term (most of a batch's): exact arrays, room comes with the next batch
+            self.docs, self.tfs = slots.copy(), tfs.copy()
+            self._bd = self._bt = None
+            self.tfn = None
+            return
         need = n + len(slots)
         bd, bt = self._bd, self._bt
         if bd is None or bt is None or len(bd) < need or self.docs.base is not bd:
@@ -298,12 +304,8 @@ class MemIndex:
             value = doc.get(f)
             if value is None:
                 continue
-            ct = self.field_an[f].chunk_terms
             chunks = CHUNK_RE.findall(text_of(value))
-            terms: list[str] = []
-            for chunk in chunks:
-                terms.extend(ct(chunk))
-            out[f] = (chunks, terms)
+            out[f] = (chunks, list(chain.from_iterable(map(self.field_an[f].chunk_terms, chunks))))
         return out
 
     def add(self, doc_id: str, doc: dict, blob: bytes | None = None,
@@ -337,12 +339,13 @@ class MemIndex:
                         cid = cids[m] = len(cids)
                     row.append(cid)
                 self.pos[f][slot, : len(row)] = row
-            for chunk in chunks:
-                key = other + chunk if other else chunk
-                if key not in seen:
-                    seen.add(key)
-                    for surf, term in an.chunk_surfaces(chunk):
-                        self._add_surface(surf, term)
+            if other or not seen.issuperset(chunks):  # most chunks of a large shard are known
+                for chunk in chunks:
+                    key = other + chunk if other else chunk
+                    if key not in seen:
+                        seen.add(key)
+                        for surf, term in an.chunk_surfaces(chunk):
+                            self._add_surface(surf, term)
             if not terms:
                 continue
             self.lengths[f][slot] = len(terms)
