@@ -58,9 +58,11 @@ def start_indexing(runtime: Runtime) -> None:
         lock = take_primary(settings.data_dir)
         primary = lock is not None
         runtime.extras["primary_lock"] = lock
-    if not primary and not settings.ray_address:
-        _start_following(runtime)
-        return
+    if not primary:
+        _replay_kept_writes(runtime)
+        if not settings.ray_address:
+            _start_following(runtime)
+            return
     bridge = shard_bridge(runtime)
     ready = threading.Event()
     runtime.extras["shards_ready"] = ready
@@ -81,6 +83,22 @@ def start_indexing(runtime: Runtime) -> None:
         runner = TaskRunner(runtime.sessions, bridge, settings, state=runtime.state)
         runtime.extras["task_runner"] = runner
         runner.start()
+
+
+def _replay_kept_writes(runtime: Runtime) -> None:
+    """Writes to Redis kept while it was unreachable (revocations, epoch bumps) are replayed when it
+    answers again: the task runner's loop does that in the primary, this thread in the others (which
+    may get no request that would try Redis for a while)."""
+    stop = runtime.extras["replay_stop"] = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.5):
+            try:
+                runtime.state.replay()
+            except Exception:  # noqa: BLE001 - tried again on the next round
+                log.debug("replaying kept writes failed", exc_info=True)
+
+    threading.Thread(target=loop, name="replay-kept-writes", daemon=True).start()
 
 
 def _start_following(runtime: Runtime) -> None:
@@ -113,6 +131,9 @@ def stop_indexing(runtime: Runtime) -> None:
     runner = runtime.extras.pop("task_runner", None)
     if runner is not None:
         runner.stop()
+    replaying = runtime.extras.pop("replay_stop", None)
+    if replaying is not None:
+        replaying.set()
     follower = runtime.extras.pop("follower", None)
     if follower is not None:
         follower.stop()
