@@ -49,6 +49,7 @@ def main() -> int:
     parser.add_argument("--searchers", type=int, default=2)
     parser.add_argument("--postgres", action="store_true", help="use a scratch PostgreSQL database")
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--upload-only", action="store_true", help="stop after the upload (no reindex)")
     args = parser.parse_args()
 
     with running_server(postgres=args.postgres, keep=args.keep) as server:
@@ -111,6 +112,8 @@ def run(args: argparse.Namespace, server: Server) -> int:
     total = http.post(index_url + "/search", json={"q": ""}).json()["total"]
     print(f"documentCount {count}, search total {total}")
     rss_after_upload = tree_rss(server.pid)
+    if args.upload_only:
+        return 0
 
     # ---- a full reindex while searches run
     terms = weighted_queries(5000)
