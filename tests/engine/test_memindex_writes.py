@@ -1,0 +1,68 @@
+"""MemIndex write path: batched postings appended with spare room, never visible to earlier readers."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from search_workers.engine.analysis import get_analyzer
+from search_workers.engine.mapping import compile_mapping
+from search_workers.engine.memindex import MemIndex
+
+MAPPING = {
+    "idField": "id",
+    "fields": {
+        "title": {"type": "text", "searchable": True},
+        "brand": {"type": "keyword", "searchable": True, "filterable": True, "facetable": True},
+    },
+}
+
+
+def _mem() -> MemIndex:
+    _id, fields = compile_mapping(MAPPING)
+    return MemIndex(fields, get_analyzer("en"))
+
+
+def test_postings_grow_in_place_and_readers_keep_their_view():
+    mem = _mem()
+    expected: list[int] = []
+    views = []
+    for batch in range(6):
+        for i in range(50):
+            slot = mem.add(f"{batch}-{i}", {"title": f"common word{batch * 50 + i}", "brand": "acme"})
+            expected.append(slot)
+        mem.finalize()
+        p = mem.postings["title"]["common"]
+        assert p.docs.tolist() == expected and p.tfs.tolist() == [1.0] * len(expected)
+        views.append((p.docs, len(expected)))
+        assert mem.term_df["common"] == len(expected)
+        assert mem.kw_ps["brand"].tolist() == expected
+    # each view taken after a batch still shows exactly that batch's postings
+    for docs, n in views:
+        assert docs.tolist() == expected[:n]
+    p = mem.postings["title"]["common"]
+    assert p._bd is not None and len(p._bd) >= len(p.docs)  # spare room behind the view
+    # deleted documents: compaction renumbers and drops the spare buffers
+    for i in range(150):
+        mem.delete(f"{i // 50}-{i % 50}")
+    mem.finalize()
+    mem.compact()
+    assert mem.postings["title"]["common"]._bd is None
+    assert mem.n == 150 and mem.postings["title"]["common"].docs.tolist() == list(range(150))
+    mem.add("new", {"title": "common fresh", "brand": "zeta"})
+    mem.finalize()
+    assert mem.postings["title"]["common"].docs.tolist() == [*range(150), 150]
+    assert mem.kw_ps["brand"].tolist() == [*range(150), 150]
+
+
+def test_pickled_postings_keep_no_spare_room():
+    mem = _mem()
+    for batch in range(4):
+        for i in range(200):
+            mem.add(f"{batch}-{i}", {"title": "common"})
+        mem.finalize()
+    p = mem.postings["title"]["common"]
+    again = pickle.loads(pickle.dumps(p))
+    assert np.array_equal(again.docs, p.docs) and np.array_equal(again.tfs, p.tfs)
+    assert again._bd is None and again.pi == -1 and len(pickle.dumps(p)) < 800 * 8 + 1000
