@@ -79,7 +79,35 @@ class SharedState(Protocol):
     def ping(self) -> bool: ...
 
 
-class MemoryState:
+class _NeverDown:
+    """What a state that cannot become unreachable (memory, a local file) does alike."""
+
+    def set(self, key: str, value: bytes, ttl_seconds: int) -> None:
+        raise NotImplementedError
+
+    def get(self, key: str) -> bytes | None:
+        raise NotImplementedError
+
+    def incr(self, key: str) -> int:
+        raise NotImplementedError
+
+    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
+        self.set(f"revoked:{kind}:{ident}", b"1", ttl_seconds)
+
+    def is_revoked(self, kind: str, ident: str) -> bool:
+        return self.get(f"revoked:{kind}:{ident}") is not None
+
+    def incr_eventually(self, key: str) -> int | None:
+        return self.incr(key)
+
+    def replay(self) -> None:
+        return None
+
+    def ping(self) -> bool:
+        return True
+
+
+class MemoryState(_NeverDown):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[str, tuple[bytes, float]] = {}
@@ -92,12 +120,6 @@ class MemoryState:
             self._values.pop(key, None)
             return None
         return item[0]
-
-    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
-        self.set(f"revoked:{kind}:{ident}", b"1", ttl_seconds)
-
-    def is_revoked(self, kind: str, ident: str) -> bool:
-        return self.get(f"revoked:{kind}:{ident}") is not None
 
     def get(self, key: str) -> bytes | None:
         with self._lock:
@@ -117,15 +139,6 @@ class MemoryState:
             value = int(current or b"0") + 1
             self._values[key] = (str(value).encode(), float("inf"))
             return value
-
-    def incr_eventually(self, key: str) -> int | None:
-        return self.incr(key)
-
-    def replay(self) -> None:
-        return None
-
-    def ping(self) -> bool:
-        return True
 
 
 class RedisState:
@@ -209,7 +222,7 @@ class RedisState:
             return False
 
 
-class FileState:
+class FileState(_NeverDown):
     """:class:`SharedState` in a :class:`~control_plane.statefile.StateFile` (several processes, one
     machine). Expiry is wall-clock time; expired rows are ignored and swept now and then."""
 
@@ -222,12 +235,6 @@ class FileState:
         if self._writes % 256 == 0:
             with self.file.connection() as db:
                 db.execute("DELETE FROM kv WHERE expires < ?", (time.time(),))
-
-    def revoke(self, kind: str, ident: str, ttl_seconds: int) -> None:
-        self.set(f"revoked:{kind}:{ident}", b"1", ttl_seconds)
-
-    def is_revoked(self, kind: str, ident: str) -> bool:
-        return self.get(f"revoked:{kind}:{ident}") is not None
 
     def get(self, key: str) -> bytes | None:
         row = self.file.connection().execute(
@@ -252,15 +259,6 @@ class FileState:
                 "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT), expires = NULL RETURNING value", (key,)
             ).fetchone()
         return int(row[0])
-
-    def incr_eventually(self, key: str) -> int | None:
-        return self.incr(key)
-
-    def replay(self) -> None:
-        return None
-
-    def ping(self) -> bool:
-        return True
 
 
 def make_shared_state(settings: Settings) -> SharedState:
