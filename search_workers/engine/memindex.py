@@ -239,6 +239,7 @@ class MemIndex:
         # term dictionary
         self.term_df: dict[str, int] = {}
         self.sorted_terms: list[str] = []
+        self._new_terms: list[str] = []  # the batch's, merged into sorted_terms by finalize
         # deletion key -> term(s); a str or a tuple, never a list: a shard holds ~70k of them, and
         # lists would be tracked by the garbage collector (a full pass took 350 ms per reindex step)
         self.del_index: dict[str, str | tuple[str, ...]] = {}
@@ -410,7 +411,7 @@ class MemIndex:
 
     def _new_term(self, term: str) -> None:
         self.term_df[term] = 0
-        bisect.insort(self.sorted_terms, term)
+        self._new_terms.append(term)
         self._index_deletes(term)
 
     def _index_deletes(self, term: str) -> None:
@@ -427,6 +428,7 @@ class MemIndex:
 
     def finalize(self) -> None:
         self._finalize_postings()
+        self._merge_new_terms()
         for f in self.kw_fields:
             ps, po = self._kw_pend[f]
             if ps:
@@ -437,6 +439,22 @@ class MemIndex:
                 self._kw_pend[f] = (array("i"), array("i"))
         if self.n > 2048 and (self.n - self.n_live) > 0.3 * self.n:
             self.compact()
+
+    def _merge_new_terms(self) -> None:
+        """The batch's new terms into the sorted dictionary: one insertion each when they are few,
+        else one sort of the two runs (an insertion moves the whole list: with a new term per
+        document, say a model number, inserting each grew to ~75 us per document at 300k terms)."""
+        new = self._new_terms
+        if not new:
+            return
+        if len(new) <= 16:
+            for term in new:
+                bisect.insort(self.sorted_terms, term)
+        else:
+            new.sort()
+            self.sorted_terms.extend(new)
+            self.sorted_terms.sort()  # two sorted runs: timsort merges them in one pass
+        self._new_terms = []
 
     def _finalize_postings(self) -> None:
         """The batch's postings, grouped by term (a stable sort keeps slots ascending), appended to
