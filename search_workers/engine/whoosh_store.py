@@ -13,9 +13,9 @@ Format
   old version by it) and ``src`` (the whole document as orjson bytes, stored).
 * No text or keyword postings: queries never read Whoosh (the engine answers from memory, built
   from ``src`` on open), so postings of the searchable fields would only be written, merged and
-  never read.  They were ~3/4 of the write cost (measured on a 150k-document shard: ~0.9-1 ms of
-  helper CPU per document with them, ~0.2 ms without), and the helper process is what a large
-  upload waits for.  Indexes written with them (``t_<field>`` / ``k_<field>`` fields, classes
+  never read.  They were ~90 % of the write cost (measured on a 150k-document shard fed in
+  batches of 833: ~0.9-1 ms of helper CPU per document with them, ~0.1 ms without), and the helper
+  process is what a large upload waited for (``apply`` blocks past ``MAX_PENDING_DOCS``).  Indexes written with them (``t_<field>`` / ``k_<field>`` fields, classes
   ``ShopText`` and ``ShopTokenizer`` of ``analysis.py``, which their pickled schema imports) still
   open; new documents simply leave those fields empty.
 * A meta document (``META_ID``) holds ``appliedSeq``, the mapping and the language. It is written
