@@ -13,7 +13,9 @@ class Document(Base):
     """The source of truth: one row per document id; deletes stay as tombstones (replayable)."""
 
     __tablename__ = "documents"
-    __table_args__ = (Index("ix_documents_index_seq", "index_id", "seq"),)
+    # ix_documents_index_live: a task counts the index's live documents (a covering index, not the rows)
+    __table_args__ = (Index("ix_documents_index_seq", "index_id", "seq"),
+                      Index("ix_documents_index_live", "index_id", "deleted"))
 
     index_id: Mapped[str] = mapped_column(ForeignKey("indices.id", ondelete="CASCADE"), primary_key=True)
     doc_id: Mapped[str] = mapped_column(String(512), primary_key=True)
