@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import socket
 import sys
+from typing import Any
 
 import typer
 import uvicorn
@@ -35,7 +38,8 @@ def serve(
         # follower answers only once its replicas caught up: give startup time before the supervisor
         # takes a worker for hung and replaces it
         uvicorn.run("cli.serve:worker_app", factory=True, host=host, port=port, workers=workers,
-                    log_level=settings.log_level.lower(), timeout_worker_healthcheck=60)
+                    log_level=settings.log_level.lower(), timeout_worker_healthcheck=60,
+                    loop="cli.serve:FairAcceptLoop")
     else:
         uvicorn.run(worker_app(), host=host, port=port, log_level=settings.log_level.lower())
 
@@ -51,3 +55,24 @@ def worker_app() -> FastAPI:
     gc.collect()
     gc.freeze()
     return app
+
+
+class FairAcceptLoop(asyncio.SelectorEventLoop):
+    """An event loop that accepts one connection per wake-up of the listening socket.
+
+    The workers share one listening socket, and an event loop drains every pending connection when
+    it wakes (asyncio up to the backlog, uvloop until none is left): the first worker to wake took a
+    whole burst, e.g. all 4 keep-alive connections of 4 clients, and the other core sat idle (server
+    1.0 core at 4 clients). Taking one at a time leaves the next to whichever worker gets to it, and
+    a worker busy with a search is not polling, so a free one takes it."""
+
+    def _accept_connection(self, protocol_factory: Any, sock: Any, sslcontext: Any = None, server: Any = None,
+                           backlog: int = 100, *args: Any, **kwargs: Any) -> None:
+        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kwargs)  # type: ignore[misc]
+
+    def _make_socket_transport(self, sock: socket.socket, *args: Any, **kwargs: Any) -> Any:
+        # asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, and the listening
+        # socket the supervisor hands over has proto 0: without it a response's second write (uvicorn
+        # writes the head, then the body) waits for the client's delayed ACK, 40 ms
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return super()._make_socket_transport(sock, *args, **kwargs)  # type: ignore[misc]
