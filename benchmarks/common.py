@@ -114,15 +114,19 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
 
 
-def tree_rss(pid: int) -> int:
-    """Total RSS of a process and all its children (bytes)."""
+def _tree(pid: int) -> list[psutil.Process]:
+    """A process and all its children (empty when it is gone)."""
     try:
         proc = psutil.Process(pid)
-        procs = [proc, *proc.children(recursive=True)]
+        return [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0
+        return []
+
+
+def tree_rss(pid: int) -> int:
+    """Total RSS of a process and all its children (bytes)."""
     total = 0
-    for p in procs:
+    for p in _tree(pid):
         with contextlib.suppress(psutil.NoSuchProcess):
             total += p.memory_info().rss
     return total
@@ -130,13 +134,8 @@ def tree_rss(pid: int) -> int:
 
 def tree_cpu(pid: int) -> float:
     """CPU seconds (user + system) of a process and all its children, counting exited children it reaped."""
-    try:
-        proc = psutil.Process(pid)
-        procs = [proc, *proc.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
     total = 0.0
-    for p in procs:
+    for p in _tree(pid):
         with contextlib.suppress(psutil.NoSuchProcess):
             t = p.cpu_times()
             total += t.user + t.system + t.children_user + t.children_system
