@@ -130,13 +130,22 @@ class FileLimits(Storage, MovingWindowSupport):
         super().__init__(wrap_exceptions=True)
         self.file = file
         self.prefix = prefix
+        self._writes = 0
 
     @property
     def base_exceptions(self) -> type[Exception]:
         return sqlite3.Error
 
+    def _sweep(self, now: float) -> None:
+        """Now and then, drop expired counters (keys per client address would otherwise pile up)."""
+        self._writes += 1
+        if self._writes % 1024 == 0:
+            with self.file.connection() as db:
+                db.execute("DELETE FROM counters WHERE expires < ?", (now,))
+
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         now = time.time()
+        self._sweep(now)
         with self.file.connection() as db:
             row = db.execute(
                 "INSERT INTO counters (key, value, expires) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "

@@ -115,6 +115,7 @@ class SyncState(NamedTuple):
     """What a serving process's replicas of an index must hold (see control_plane.serving)."""
 
     id: str
+    shards: int
     serving_generation: int
     seq: int
     flush_seq: int
@@ -124,6 +125,6 @@ class SyncState(NamedTuple):
 
 def sync_states(db: Session) -> list[SyncState]:
     """Every index's serving generation and sequence, and the generation being built (one query)."""
-    rows = db.execute(select(Index.id, Index.serving_generation, Index.seq, Index.flush_seq,
+    rows = db.execute(select(Index.id, Index.shards, Index.serving_generation, Index.seq, Index.flush_seq,
                              Index.building_generation, Index.build))
     return [SyncState(*row) for row in rows]

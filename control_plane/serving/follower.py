@@ -195,15 +195,17 @@ class Follower:
     def _catch_up(self, state: SyncState, generation: int, target: int) -> None:
         building = generation != state.serving_generation
         build = state.build or {}
-        with self.sessions() as db:
-            index = index_rows.detached_index(db, state.id)
-        if index is None:
-            return
-        spec = index.shard_spec(generation, build.get("mapping")) if building else index.shard_spec()
-        self.bridge.open(spec)  # once per generation (memory replicas, empty until fed)
+        with self._lock:
+            opened = generation in self._held.get(state.id, {})
+        if not opened:  # the generation's spec (mapping, layout) is read once, when it is first opened
+            with self.sessions() as db:
+                index = index_rows.detached_index(db, state.id)
+            if index is None:
+                return
+            self.bridge.open(index.shard_spec(generation, build.get("mapping")) if building else index.shard_spec())
         low = catch_up(
             self.bridge, row_source(self.sessions, state.id, build.get("sessionId") if building else None),
-            index_id=state.id, generation=generation, shards=spec.shards, upto=target,
+            index_id=state.id, generation=generation, shards=state.shards, upto=target,
             flush_seq=0 if building else state.flush_seq,
         )
         reached = min(low.values()) if low else target
