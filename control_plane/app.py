@@ -8,23 +8,28 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from control_plane.analytics.endpoints import router as analytics_router
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
 from control_plane.cabinet import install_cabinet
 from control_plane.cors import StorefrontCORS
 from control_plane.document.endpoints import router as document_router
 from control_plane.errors import BodySizeLimit, install_error_handlers
+from control_plane.events.endpoints import router as events_router
 from control_plane.index.endpoints import router as index_router
 from control_plane.index.lifecycle import start_indexing, stop_indexing
 from control_plane.openapi import install_openapi
 from control_plane.org.endpoints import router as org_router
 from control_plane.profile.endpoints import router as profile_router
 from control_plane.project.endpoints import router as project_router
+from control_plane.rule.endpoints import router as rule_router
 from control_plane.runtime import Runtime
 from control_plane.search.endpoints import router as search_router
 from control_plane.search.service import start_search, stop_search
 from control_plane.status.endpoints import router as status_router
 from control_plane.storefront.endpoints import router as storefront_router
+from control_plane.suggestion.endpoints import router as suggestion_router
+from control_plane.synonym.endpoints import router as synonym_router
 from control_plane.task.endpoints import router as task_router
 from shared.settings import Settings, get_settings
 
@@ -75,5 +80,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(task_router, prefix="/v1")
     app.include_router(search_router, prefix="/v1")
     app.include_router(profile_router, prefix="/v1")
+    app.include_router(synonym_router, prefix="/v1")
+    app.include_router(rule_router, prefix="/v1")
+    app.include_router(suggestion_router, prefix="/v1")
+    app.include_router(analytics_router, prefix="/v1")
+    app.include_router(events_router, prefix="/v1")
     install_cabinet(app)  # last: the merchant dashboard's pages at / and its files under /cabinet/
     return app

@@ -1,0 +1,1 @@
+"""Search analytics (spec 4.9, CONTRACT §6)."""

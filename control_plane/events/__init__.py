@@ -1,0 +1,1 @@
+"""Click and conversion events (CONTRACT §6)."""

@@ -1,0 +1,1 @@
+"""Ranking rules of an index (spec 4.7, CONTRACT §6)."""

@@ -1,0 +1,7 @@
+"""Ranking rules of an index (spec 4.7, CONTRACT §6). — routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["rules"])

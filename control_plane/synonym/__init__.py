@@ -1,0 +1,1 @@
+"""Synonyms of an index (spec 4.6, CONTRACT §6)."""
