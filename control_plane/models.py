@@ -8,7 +8,9 @@ from control_plane.index.models import Index
 from control_plane.org.models import Membership, Organization
 from control_plane.profile.models import Profile
 from control_plane.project.models import Project
+from control_plane.rule.models import Rule
 from control_plane.serving.models import ServingProcess
+from control_plane.synonym.models import Synonym
 from control_plane.task.models import Task
 
 __all__ = [
@@ -27,7 +29,9 @@ __all__ = [
     "Profile",
     "Project",
     "RefreshToken",
+    "Rule",
     "ServingProcess",
     "SessionFamily",
+    "Synonym",
     "User",
 ]

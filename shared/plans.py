@@ -18,6 +18,8 @@ class PlanLimits:
     max_indices_per_project: int
     max_documents_per_index: int
     max_searches_per_second: int
+    max_synonyms_per_index: int
+    max_rules_per_index: int
 
     def as_dict(self) -> dict[str, int | str]:
         return {
@@ -25,18 +27,21 @@ class PlanLimits:
             "maxIndicesPerProject": self.max_indices_per_project,
             "maxDocumentsPerIndex": self.max_documents_per_index,
             "maxSearchesPerSecond": self.max_searches_per_second,
+            "maxSynonymsPerIndex": self.max_synonyms_per_index,
+            "maxRulesPerIndex": self.max_rules_per_index,
         }
 
 
 PLANS: dict[str, PlanLimits] = {
-    "free": PlanLimits("free", max_indices_per_project=3, max_documents_per_index=10_000, max_searches_per_second=10),
-    "starter": PlanLimits(
-        "starter", max_indices_per_project=10, max_documents_per_index=100_000, max_searches_per_second=50
-    ),
-    "pro": PlanLimits("pro", max_indices_per_project=50, max_documents_per_index=1_000_000, max_searches_per_second=250),
-    "enterprise": PlanLimits(
-        "enterprise", max_indices_per_project=500, max_documents_per_index=50_000_000, max_searches_per_second=20_000
-    ),
+    "free": PlanLimits("free", max_indices_per_project=3, max_documents_per_index=10_000, max_searches_per_second=10,
+                       max_synonyms_per_index=500, max_rules_per_index=50),
+    "starter": PlanLimits("starter", max_indices_per_project=10, max_documents_per_index=100_000,
+                          max_searches_per_second=50, max_synonyms_per_index=5_000, max_rules_per_index=500),
+    "pro": PlanLimits("pro", max_indices_per_project=50, max_documents_per_index=1_000_000,
+                      max_searches_per_second=250, max_synonyms_per_index=20_000, max_rules_per_index=2_000),
+    "enterprise": PlanLimits("enterprise", max_indices_per_project=500, max_documents_per_index=50_000_000,
+                             max_searches_per_second=20_000, max_synonyms_per_index=100_000,
+                             max_rules_per_index=10_000),
 }
 
 

@@ -39,6 +39,8 @@ class Index(Base):
     # The sequence of the last flush: shards behind it are wiped before catching up.
     flush_seq: Mapped[int] = mapped_column(BigInteger, default=0)
     document_count: Mapped[int] = mapped_column(Integer, default=0)
+    # Moves with every synonym or rule change: serving processes recompile them only then.
+    merch_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 

@@ -173,4 +173,5 @@ def test_plan_limits():
     assert free.max_searches_per_second < enterprise.max_searches_per_second
     assert plan_limits("no-such-plan") == free
     assert plan_limits(None) == free
-    assert set(free.as_dict()) == {"plan", "maxIndicesPerProject", "maxDocumentsPerIndex", "maxSearchesPerSecond"}
+    assert set(free.as_dict()) == {"plan", "maxIndicesPerProject", "maxDocumentsPerIndex", "maxSearchesPerSecond",
+                                   "maxSynonymsPerIndex", "maxRulesPerIndex"}
