@@ -10,6 +10,7 @@ from control_plane.profile.models import Profile
 from control_plane.project.models import Project
 from control_plane.rule.models import Rule
 from control_plane.serving.models import ServingProcess
+from control_plane.status.models import TaskRunnerBeat
 from control_plane.synonym.models import Synonym
 from control_plane.task.models import Task
 
@@ -22,6 +23,7 @@ __all__ = [
     "ReplaceSession",
     "StagedDocument",
     "Task",
+    "TaskRunnerBeat",
     "EmailToken",
     "ImpersonationCode",
     "Membership",
