@@ -11,6 +11,7 @@ from control_plane.project.models import Project
 from control_plane.rule.models import Rule
 from control_plane.serving.models import ServingProcess
 from control_plane.status.models import TaskRunnerBeat
+from control_plane.suggestion.models import CustomSuggestion, SuggestionConfig
 from control_plane.synonym.models import Synonym
 from control_plane.task.models import Task
 
@@ -34,6 +35,8 @@ __all__ = [
     "Rule",
     "ServingProcess",
     "SessionFamily",
+    "SuggestionConfig",
+    "CustomSuggestion",
     "Synonym",
     "User",
 ]
