@@ -31,6 +31,25 @@ relax if the whole catalog had no strict match, so: if any shard has strict matc
 shards' answers are ignored (hits, total and facets); otherwise the relaxed answers that dropped the
 fewest words are kept, and ``droppedWords`` is the union of what they dropped.
 
+Distinct (one hit per group)
+============================
+With ``query.distinct`` each shard returns its own top ``offset+limit`` groups (its best hit of
+each, ``Hit.group_key``/``group_size``). The global top ``offset+limit`` groups are in the union of
+those lists: a group's global best hit is its best in the shard holding it, and every group that
+shard ranks above it ranks above it globally too. So the merge sorts the union as above, keeps the
+first hit of each group key (documents without a value are groups of their own: never merged)
+and slices ``[offset:offset+limit]``; the order of groups is total, so page 2 continues page 1.
+
+Documents are placed by id, so one group's documents are spread over the shards, and a group's
+size and the number of groups need every shard's matching groups, not just its top ones. Each
+shard reports them whole, cheaply: ``group_keys`` (sorted 8-byte keys of the values, BLAKE2b, see
+``shared.contract.group_key_of``: the same in every process, unlike ``hash``) with
+``group_counts``, as raw bytes (no per-value Python objects to pickle; 16 bytes a group), and
+``ungrouped``. The merge unions the keys with one ``np.unique``: a group's size is the sum of its
+counts, ``total`` the number of distinct keys plus the ungrouped documents. A key collision (two
+values with one key, probability ~3e-8 for a million values) would count two groups as one.
+With distinct off none of this runs and the shards send nothing more.
+
 Score comparability across shards
 =================================
 Scores are BM25-like and use per-shard statistics (document count, document frequency, average
@@ -50,6 +69,9 @@ import heapq
 import math
 from collections.abc import Sequence
 from typing import Any
+
+import msgspec
+import numpy as np
 
 from shared.contract import Answer, Facet, FacetCounts, Hit, Query, SortKey
 
@@ -170,11 +192,41 @@ def _select_answers(answers: Sequence[Answer]) -> list[int]:
     return [i for i in relaxed if len(answers[i].dropped_words) == fewest]
 
 
+def _distinct_hits(ranked: list[Hit], chosen: Sequence[Answer], offset: int, limit: int) -> tuple[list[Hit], int]:
+    """The page of groups of ``ranked`` (the shards' hits in merged order) with their sizes over
+    every shard, and the number of groups (see "Distinct" in the module docstring)."""
+    seen: set[int] = set()
+    page: list[Hit] = []
+    for hit in ranked:
+        key = hit.group_key
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        page.append(hit)
+        if len(page) >= offset + limit:
+            break
+    page = page[offset:]
+    keys = np.concatenate([np.frombuffer(a.group_keys, dtype="<u8") for a in chosen])
+    counts = np.concatenate([np.frombuffer(a.group_counts, dtype="<i8") for a in chosen])
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    sizes = np.bincount(inverse.reshape(-1), weights=counts, minlength=len(uniq))
+    out = []
+    for hit in page:
+        if hit.group_key is not None and len(uniq):
+            at = int(np.searchsorted(uniq, np.uint64(hit.group_key)))
+            if at < len(uniq) and int(uniq[at]) == hit.group_key:
+                hit = msgspec.structs.replace(hit, group_size=int(sizes[at]))
+        out.append(hit)
+    return out, len(uniq) + sum(a.ungrouped for a in chosen)
+
+
 def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
     """Merge the shard answers (in shard order) to ``query`` (the caller's, not ``shard_query``'s)."""
     limit, offset = max(0, query.limit), max(0, query.offset)
     keep = _select_answers(answers)
     chosen = [answers[i] for i in keep]
+    total = sum(a.total for a in chosen)
     if len(chosen) == 1 and offset == 0:
         hits = chosen[0].hits[:limit]
     else:
@@ -183,7 +235,10 @@ def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
             entries.sort(key=functools.cmp_to_key(_hit_comparator(query.sort)))
         else:  # the comparator's order, as a plain key: score descending, then shard and position
             entries.sort(key=lambda e: (-float(e[2].score or 0.0), e[0], e[1]))
-        hits = [h for _, _, h in entries[offset: offset + limit]]
+        if query.distinct is not None:
+            hits, total = _distinct_hits([h for _, _, h in entries], chosen, offset, limit)
+        else:
+            hits = [h for _, _, h in entries[offset: offset + limit]]
     dropped: list[str] = []
     for a in chosen:
         for w in a.dropped_words:
@@ -191,7 +246,7 @@ def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
                 dropped.append(w)
     relaxed = any(a.relaxed for a in chosen)
     return Answer(
-        total=sum(a.total for a in chosen),
+        total=total,
         hits=hits,
         facets=_merge_facets(query.facets, chosen),
         relaxed=relaxed,

@@ -31,6 +31,9 @@ Semantics of a query (the fields of ``Query``)
   ``relax=False``).
 * ``boosts``: score x ``(1 + sum(weight * modifier(max(value, 0))))``; ``boost_filters``: score x
   ``max(0, 1 + weight)`` per matching entry.  Both work with an empty ``q`` (base score 1).
+* ``distinct``: one hit per value of a keyword field (its best in the order above; a document
+  without a value is a group of its own), ``Hit.group_size``; ``total`` counts groups, facets
+  count documents; the answer lists every matching group's key and size for the merge.
 * ``synonyms``: keys are single query words (normalised like the query); each alternative is a
   tuple of words that must all match (in one field).
 * a searchable field's ``analyzer`` (mapping) applies to its query clauses, proximity and
@@ -49,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from shared.contract import Answer, Boost, Facet, FieldWeight, Hit, Query, SortKey
+from shared.contract import Answer, Boost, Facet, FieldWeight, Hit, Query, SortKey, group_key_of
 
 from .errors import Deadline, EngineError
 from .mapping import FieldSpec
@@ -89,6 +92,7 @@ class ShardSearch:
         self._all_fields = {f: FieldWeight() for f in mem.searchable}
         self._boost_cache: dict[tuple, np.ndarray] = {}
         self._bins: dict[tuple, tuple[tuple[int, int, int], FacetBins]] = {}
+        self._gkeys: dict[str, np.ndarray] = {}  # per distinct field: group key per value ordinal
 
     def run(self, query: Query) -> Answer:
         """Evaluated over the query's candidates (``cands``: sorted live slots that can match) -
@@ -199,28 +203,74 @@ class ShardSearch:
         k = offset + limit
         pos = np.flatnonzero(final)
         sort_keys = self._sort_keys(query.sort)
-        if k == 0 or not len(pos):
-            top = pos[:0]
-        elif not sort_keys:
-            s = score[pos]
-            if k < len(pos):
-                kth = np.partition(s, len(s) - k)[len(s) - k]
-                above = pos[s > kth]
-                ties = pos[s == kth]
-                pos = np.concatenate((above, ties[: k - len(above)]))
-            top = pos[np.lexsort((pos, -score[pos]))][:k]
-        else:
-            keys = [fn(cands[pos], score[pos]) for fn, _ in sort_keys]
-            if k < len(pos):
-                pk = keys[0]
-                kth = np.partition(pk, k - 1)[k - 1]
-                sel = pk <= kth
-                pos = pos[sel]
-                keys = [kk[sel] for kk in keys]
-            top = pos[np.lexsort(tuple([pos, -score[pos], *keys[::-1]]))][:k]  # type: ignore[arg-type]
-        top = top[offset:]
+        if query.distinct is not None:
+            return self._distinct(query, cands, pos, score, sort_keys, matched_terms, facets_out, relaxed, dropped,
+                                  deadline)
+        top = _ranked(pos, k, cands, score, sort_keys)[offset:]
         return Answer(total=total, hits=self._hits(query, cands[top], score[top], sort_keys, matched_terms, deadline),
                       facets=facets_out, relaxed=relaxed, dropped_words=dropped)
+
+    def _distinct(self, query: Query, cands: np.ndarray, pos: np.ndarray, score: np.ndarray,
+                  sort_keys: list[SortFn], matched_terms: set[str], facets_out: dict[str, Any], relaxed: bool,
+                  dropped: list[str], deadline: Deadline) -> Answer:
+        """``Query.distinct``: the best hit of each group (value of the field) in the query's order,
+        ``total`` = groups, and every matching group's key and size for the merge (see
+        ``search_workers.merge``). A document without a value is a group of its own.
+
+        The top ``k`` groups are the first ``k`` groups met in the ranked matches, so the ranking
+        runs over a prefix of them that grows (x4) until it holds ``k`` groups: a few passes at
+        most, however large a group is."""
+        field = query.distinct
+        assert field is not None
+        first = self.mem.kw_first.get(field)
+        spec = self.fields.get(field)
+        if first is None or spec is None or spec.type != "keyword":
+            raise EngineError(f"field {field!r} cannot group hits", "FIELD_NOT_FILTERABLE",
+                              [{"path": "distinct", "message": "needs a filterable or facetable keyword field"}])
+        keys_of = self._group_keys(field)
+        g = np.take(first, cands[pos])  # value ordinal per match, -1: none
+        has = g >= 0
+        counts = np.bincount(g[has], minlength=len(keys_of))
+        ungrouped = int(len(g) - np.count_nonzero(has))
+        nz = np.flatnonzero(counts)
+        gkeys = keys_of[nz]
+        order = np.argsort(gkeys, kind="stable")
+        k = max(0, query.offset) + max(0, query.limit)
+        top = pos[:0]
+        m = min(len(pos), 4 * k)
+        while k and len(pos):
+            deadline.check()
+            ranked = _ranked(pos, m, cands, score, sort_keys)
+            rg = np.take(first, cands[ranked])
+            grouped = np.flatnonzero(rg >= 0)
+            _, firsts = np.unique(rg[grouped], return_index=True)
+            keep = np.sort(np.concatenate((grouped[firsts], np.flatnonzero(rg < 0))))
+            if len(keep) >= k or m >= len(pos):
+                top = ranked[keep[:k]]
+                break
+            m = min(len(pos), 4 * m)
+        top = top[max(0, query.offset):]
+        hits = self._hits(query, cands[top], score[top], sort_keys, matched_terms, deadline)
+        for hit, o in zip(hits, np.take(first, cands[top]).tolist(), strict=True):
+            if o >= 0:
+                hit.group_size, hit.group_key = int(counts[o]), int(keys_of[o])
+            else:
+                hit.group_size = 1
+        return Answer(total=len(nz) + ungrouped, hits=hits, facets=facets_out, relaxed=relaxed, dropped_words=dropped,
+                      group_keys=gkeys[order].astype("<u8").tobytes(),
+                      group_counts=counts[nz][order].astype("<i8").tobytes(), ungrouped=ungrouped)
+
+    def _group_keys(self, field: str) -> np.ndarray:
+        """``group_key_of`` each value ordinal of ``field`` (uint64), extended as values come
+        (ordinals are never renumbered)."""
+        vals = self.mem.kw_vals[field]
+        keys = self._gkeys.get(field)
+        if keys is None or len(keys) < len(vals):
+            have = 0 if keys is None else len(keys)
+            more = np.fromiter((group_key_of(v) for v in vals[have:]), dtype=np.uint64, count=len(vals) - have)
+            keys = more if keys is None else np.concatenate((keys, more))
+            self._gkeys[field] = keys
+        return keys
 
     def _hits(self, query: Query, slots: np.ndarray, scores: np.ndarray, sort_keys: list[SortFn],
               matched_terms: set[str], deadline: Deadline) -> list[Hit]:
@@ -492,6 +542,29 @@ def _count_codes(fb: FacetBins, docs: np.ndarray) -> np.ndarray:
     per_set = np.bincount(picked, minlength=len(fb.sets))
     counts = np.bincount(fb.sets.ravel(), weights=np.repeat(per_set, fb.sets.shape[1]), minlength=fb.nbins + 1)
     return counts[: fb.nbins].astype(np.int64)  # (float weights: exact below 2**53)
+
+
+def _ranked(pos: np.ndarray, k: int, cands: np.ndarray, score: np.ndarray, sort_keys: list[SortFn]) -> np.ndarray:
+    """The first ``k`` of the matches ``pos`` (positions into ``cands``) in the query's order: the
+    sort keys, then score descending, then slot."""
+    if k == 0 or not len(pos):
+        return pos[:0]
+    if not sort_keys:
+        s = score[pos]
+        if k < len(pos):
+            kth = np.partition(s, len(s) - k)[len(s) - k]
+            above = pos[s > kth]
+            ties = pos[s == kth]
+            pos = np.concatenate((above, ties[: k - len(above)]))
+        return pos[np.lexsort((pos, -score[pos]))][:k]
+    keys = [fn(cands[pos], score[pos]) for fn, _ in sort_keys]
+    if k < len(pos):
+        pk = keys[0]
+        kth = np.partition(pk, k - 1)[k - 1]
+        sel = pk <= kth
+        pos = pos[sel]
+        keys = [kk[sel] for kk in keys]
+    return pos[np.lexsort(tuple([pos, -score[pos], *keys[::-1]]))][:k]  # type: ignore[arg-type]
 
 
 def _at(mask: np.ndarray | None, slots: np.ndarray) -> np.ndarray | None:
