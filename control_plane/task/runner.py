@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from control_plane.epochs import bump_index_epoch
 from control_plane.shard import HostError, ShardBridge
 from control_plane.sharedstate import SharedState, make_shared_state
+from control_plane.status import heartbeats
 from control_plane.task import (
     handlers,  # noqa: F401 - registers the built-in task types
     queue,
@@ -75,6 +76,7 @@ class TaskRunner:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._last_maintenance = 0.0
+        self._last_beat = 0.0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -96,6 +98,11 @@ class TaskRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        try:  # the status route sees at once that this runner is gone
+            with self.sessions.begin() as db:
+                heartbeats.forget(db, self.owner)
+        except Exception:  # noqa: BLE001 - the row then ages out
+            log.debug("removing the heartbeat of %s failed", self.owner, exc_info=True)
 
     def wake(self) -> None:
         self._event.set()
@@ -133,6 +140,7 @@ class TaskRunner:
         while not self._stop.is_set():
             try:
                 self.state.replay()  # epoch bumps kept while Redis was unreachable
+                self._maybe_beat()
                 self._maybe_maintain()
                 claimed = self._claim_some()
                 if failing_since:
@@ -280,6 +288,16 @@ class TaskRunner:
         except LeaseLost:
             return ""
         return status
+
+    def _maybe_beat(self) -> None:
+        if time.monotonic() - self._last_beat < heartbeats.BEAT_SECONDS:
+            return
+        self._last_beat = time.monotonic()
+        try:
+            with self.sessions.begin() as db:
+                heartbeats.beat(db, self.owner)
+        except Exception:  # noqa: BLE001 - a missed beat must not stop the claiming (tried again next round)
+            log.debug("writing the heartbeat of %s failed", self.owner, exc_info=True)
 
     def _maybe_maintain(self) -> None:
         if not self.maintenance or time.monotonic() - self._last_maintenance < MAINTENANCE_SECONDS:
