@@ -82,6 +82,8 @@ class Settings(BaseSettings):
     # In-process shards: a search runs on the event loop for at most this long; past it, it is
     # started again on a worker thread, so an expensive search never holds other requests up.
     search_loop_budget_ms: int = 25
+    # Search analytics (aggregated per index, day and query) older than this many days are purged.
+    analytics_retention_days: int = Field(default=90, ge=1)
 
     @property
     def resolved_database_url(self) -> str:
