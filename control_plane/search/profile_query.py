@@ -132,6 +132,7 @@ def engine_query(
         boosts=tuple(Boost(b.field, b.modifier, b.weight) for b in settings.boosts),
         synonyms=synonyms if synonyms and settings.synonyms else None,
         timeout_ms=timeout_ms,
+        distinct=settings.distinct,
     )
     return query, AnswerFacts(request.page, per_page, sort_key, facets)
 
@@ -160,6 +161,9 @@ def format_facets(raw: dict[str, Any], facets: tuple[Facet, ...]) -> dict[str, A
 def format_answer(answer: Answer, facts: AnswerFacts) -> dict[str, Any]:
     return {
         "hits": [{"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights}
+                 if h.group_size is None else  # the profile's distinct is on
+                 {"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights,
+                  "groupSize": h.group_size}
                  for h in answer.hits],
         "total": answer.total,
         "page": facts.page,
