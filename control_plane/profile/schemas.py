@@ -55,6 +55,8 @@ class ProfileSettings(Camel):
     synonyms: bool = True
     rules: bool = True
     analytics: bool = True
+    # a keyword field (filterable or facetable): one hit per value, with its groupSize (CONTRACT §5)
+    distinct: str | None = Field(None, min_length=1, max_length=128)
 
 
 _READ_ONLY = "Read-only: accepted and ignored, so what GET answered can be sent back."

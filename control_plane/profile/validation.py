@@ -52,6 +52,8 @@ def profile_field_uses(settings: ProfileSettings) -> list[tuple[str, str, str]]:
         uses.append((name, f"highlight.{i}", "text"))
     for i, boost in enumerate(settings.boosts):
         uses.append((boost.field, f"boosts.{i}.field", "numeric"))
+    if settings.distinct is not None:  # grouping reads the value column filters and facets use
+        uses.append((settings.distinct, "distinct", "filterable"))
     return uses
 
 
@@ -83,6 +85,9 @@ def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None
         problem = capability_problem(fields.get(name), capability, id_field, name)
         if problem:
             details.append({"path": path, "message": f"{name}: {problem}"})
+    distinct = fields.get(settings.distinct) if settings.distinct is not None else None
+    if distinct is not None and distinct.get("type") != "keyword":
+        details.append({"path": "distinct", "message": f"{settings.distinct}: only a keyword field can group hits"})
     for i, option in enumerate(settings.sort_options):
         for j, spec in enumerate(option.sort):
             direction = spec.split(":", 1)[1] if ":" in spec else "asc"
