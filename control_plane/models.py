@@ -1,5 +1,6 @@
 """Imports every domain's models so metadata (and Alembic) sees all tables."""
 
+from control_plane.analytics.models import DocumentDay, IndexDay, QueryDay
 from control_plane.api_key.models import ApiKey
 from control_plane.auth.models import EmailToken, ImpersonationCode, RefreshToken, SessionFamily, User
 from control_plane.db import Base
@@ -17,6 +18,9 @@ from control_plane.task.models import Task
 
 __all__ = [
     "ApiKey",
+    "DocumentDay",
+    "IndexDay",
+    "QueryDay",
     "Base",
     "Document",
     "IdempotencyRecord",
