@@ -14,6 +14,7 @@ from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
 from control_plane.cabinet import install_cabinet
 from control_plane.cors import StorefrontCORS
+from control_plane.demo import install_demo
 from control_plane.document.endpoints import router as document_router
 from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.events.endpoints import router as events_router
@@ -86,5 +87,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(suggestion_router, prefix="/v1")
     app.include_router(analytics_router, prefix="/v1")
     app.include_router(events_router, prefix="/v1")
+    install_demo(app)  # the `shopsearch demo` storefront page at /demo
     install_cabinet(app)  # last: the merchant dashboard's pages at / and its files under /cabinet/
     return app
