@@ -21,6 +21,7 @@ from anyio import to_thread
 from sqlalchemy.orm import Session
 
 from control_plane.access import Principal, project_access
+from control_plane.analytics.query_ids import query_ids
 from control_plane.epochs import index_epoch, uncached_epoch
 from control_plane.index import repository as indices
 from control_plane.index.models import Index
@@ -36,7 +37,6 @@ from control_plane.search.profile_query import SearchRequest, check_limits, engi
 from control_plane.shard import search_serving, shard_bridge
 from shared.contract import ShardSpec
 from shared.errors import not_found
-from shared.ids import new_id
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,7 @@ async def run_search(
         total = answer["total"]
         if cacheable:
             state.answers.put(key, head, total)
-    query_id = new_id("q")
+    query_id = query_ids(runtime).make(index.id, datetime.now(UTC).date(), normalized["q"])
     took_ms = (time.perf_counter() - started) * 1000
     if resolved.settings.analytics:
         state.events.emit(
