@@ -2,17 +2,52 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+
 import typer
 
-from cli import db, index, support, tasks, tenants, worker
+from cli import db, demo, index, status, support, tasks, tenants, worker
+from cli.output import EXIT_CODES_HELP
 from cli.serve import serve
 
-app = typer.Typer(help="shopsearch: hosted search for online shops.", no_args_is_help=True)
+
+def _version() -> str:
+    try:
+        return package_version("shopsearch")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"shopsearch {_version()}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    help="shopsearch: hosted search for online shops. New here? Run `shopsearch demo`.",
+    epilog=EXIT_CODES_HELP,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """shopsearch: hosted search for online shops. New here? Run `shopsearch demo`."""
+
+
 app.command("serve")(serve)
+app.command("worker")(worker.worker)
+app.command("status")(status.status)
+app.command("demo")(demo.demo)
 app.add_typer(db.app, name="db")
 app.add_typer(tenants.app, name="tenants")
 app.add_typer(support.app, name="support")
-app.command("worker")(worker.worker)
 app.add_typer(index.app, name="index")
 app.add_typer(tasks.app, name="tasks")
 

@@ -1,7 +1,7 @@
 """The one place the CLI prints: ``--json``, tables whose ids are never cut, one error exit.
 
 Answers go to stdout (JSON, a table or a line); notices, progress bars and errors go to stderr, so
-``--json`` output pipes cleanly. Exit codes: 0 ok, 1 failure (``fail``), 2 usage (Typer's own).
+``--json`` output pipes cleanly. Exit codes: see ``EXIT_CODES_HELP`` (shown by ``--help``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from shared.errors import ServiceError
+from shared.settings import get_settings
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_DEGRADED, EXIT_DOWN = 0, 1, 2, 3, 4
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success; 1 failure (one line `error: ...` on stderr: an unknown id, a task that did "
+    "not succeed, a server that does not answer); 2 usage error (unknown option, missing argument); "
+    "`status` only: 3 degraded, 4 down."
+)
 
 JsonOption = Annotated[
     bool, typer.Option("--json", help='Print JSON (a list as {"items": [...]}, as the API answers)')
@@ -47,7 +55,7 @@ def emit(value: Any, *, as_json: bool, human: RenderableType | None = None) -> N
 
 
 def table(
-    *headers: str, rows: Iterable[Sequence[str]], ids: Collection[str] = (), title: str | None = None,
+    *headers: str, rows: Iterable[Sequence[RenderableType]], ids: Collection[str] = (), title: str | None = None,
     show_header: bool = True,
 ) -> Table:
     """A table; the columns named in ``ids`` are never cut (never wrapped or shortened with an ellipsis)."""
@@ -99,3 +107,19 @@ def failures() -> Iterator[None]:
         fail(_describe(exc))
     except Exception as exc:  # noqa: BLE001 - see the docstring
         fail(f"{type(exc).__name__}: {exc}")
+
+
+LOCAL_URL = "http://127.0.0.1:8000"
+
+
+def service_url(url: str | None) -> str:
+    """The API's base URL: ``--url``, else ``SHOPSEARCH_PUBLIC_URL``, else the local ``serve`` default."""
+    if url:
+        return url.rstrip("/")
+    return (get_settings().public_url or LOCAL_URL).rstrip("/")
+
+
+UrlOption = Annotated[
+    str | None,
+    typer.Option("--url", help=f"The API's base URL (default: SHOPSEARCH_PUBLIC_URL, else {LOCAL_URL})"),
+]

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
+from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cli.database import operator_sessions
 from cli.output import JsonOption, emit, fail, failures, progress, table
+from control_plane.db import utcnow
+from control_plane.project.models import Project
 from control_plane.task import service
+from control_plane.task.models import Task
 from control_plane.task.repository import find_task_any_project
 from control_plane.task.schemas import TaskOut
+
+# A task still enqueued this long: say whether any task runner is at work (the in-process runner of
+# ``serve`` claims a task within a fraction of a second when it is free).
+STALL_SECONDS = 10.0
+StallOption = typer.Option(STALL_SECONDS, "--stall-after", min=0.5,
+                           help="Say so when the task is still enqueued after this many seconds")
 
 app = typer.Typer(help="List and wait for tasks (operators).", no_args_is_help=True)
 
@@ -29,6 +40,8 @@ def list_tasks(
 ) -> None:
     """The project's tasks, newest first."""
     with failures(), operator_sessions() as sessions, sessions() as db:
+        if db.get(Project, project_id) is None:
+            fail(f"project {project_id} not found")
         rows, _ = service.list_tasks(db, project_id, status=status or None, type=type_ or None,
                                      index_id=index_id, limit=limit)
         views = [TaskOut.model_validate(t).model_dump(by_alias=True) for t in rows]
@@ -41,9 +54,34 @@ def list_tasks(
     emit(views, as_json=as_json, human=human)
 
 
-def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, label: str | None = None) -> dict[str, Any]:
-    """Poll a task with a progress bar until it ends; exits 1 unless it succeeded."""
-    deadline = time.monotonic() + timeout
+def busy_runners(db: Session) -> int:
+    """Task runners holding a live lease on a task right now (runners have no other trace in the
+    database: an idle runner is invisible, a busy one owns its tasks' leases)."""
+    return int(db.scalar(select(func.count(distinct(Task.lease_owner)))
+                         .where(Task.status == "processing", Task.lease_expires_at > utcnow())) or 0)
+
+
+def _aware(at: datetime) -> datetime:
+    """SQLite hands back naive datetimes (stored as UTC)."""
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def stall_message(task_id: str, waited: float, runners: int) -> str:
+    if runners:
+        return (f"[yellow]task {task_id} is still enqueued after {waited:.0f}s: {runners} task runner(s) are "
+                f"busy with other tasks; it starts when one is free[/]")
+    return (f"[yellow]task {task_id} is still enqueued after {waited:.0f}s and no task runner is working: is "
+            f"`shopsearch serve` running on this database (with SHOPSEARCH_RUN_TASK_RUNNER=true), or a "
+            f"`shopsearch worker`? Still waiting …[/]")
+
+
+def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, label: str | None = None,
+             stall_after: float = STALL_SECONDS) -> dict[str, Any]:
+    """Poll a task with a progress bar until it ends; exits 1 unless it succeeded. Says so once when
+    the task stays enqueued past ``stall_after`` seconds (no task runner picking tasks up)."""
+    started = time.monotonic()
+    deadline = started + timeout
+    stalled_said = False
     with progress() as bar_set:
         bar = bar_set.add_task(label or task_id, total=1.0)
         while True:
@@ -52,6 +90,10 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
                 if task is None:
                     fail(f"task {task_id} not found")
                 view = TaskOut.model_validate(task).model_dump(by_alias=True)
+                waited = max(time.monotonic() - started, (utcnow() - _aware(task.created_at)).total_seconds())
+                if view["status"] == "enqueued" and waited > stall_after and not stalled_said:
+                    stalled_said = True
+                    bar_set.console.print(stall_message(task_id, waited, busy_runners(db)))
             final = view["status"] in service.FINAL_STATUSES
             done = 1.0 if final else float(view["details"].get("progress") or 0.0)
             bar_set.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")
@@ -70,9 +112,13 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
 def wait(
     task_id: str = typer.Argument(..., help="Task id (tsk_…)"),
     timeout: float = typer.Option(3600.0, help="Give up after this many seconds"),
+    stall_after: float = StallOption,
     as_json: JsonOption = False,
 ) -> None:
-    """Wait until a task ends (exit code 1 unless it succeeded); prints the final task."""
+    """Wait until a task ends (exit code 1 unless it succeeded); prints the final task.
+
+    When the task is still enqueued after --stall-after seconds, says whether any task runner is at work.
+    """
     with failures(), operator_sessions() as sessions:
-        view = wait_for(sessions, task_id, timeout)
+        view = wait_for(sessions, task_id, timeout, stall_after=stall_after)
     emit(view, as_json=as_json, human=f"{task_id} {view['status']}")

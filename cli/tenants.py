@@ -7,10 +7,20 @@ from enum import StrEnum
 import typer
 from rich.console import Group
 from rich.text import Text
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from cli.database import transaction
-from cli.output import JsonOption, emit, failures, table
+from cli.output import JsonOption, emit, failures, notice, table
+from control_plane.epochs import bump_index_epoch
+from control_plane.index.models import Index
+from control_plane.org import service as org_service
 from control_plane.org import tenants as tenant_service
+from control_plane.project.models import Project
+from control_plane.sharedstate import FileState, SharedState, make_shared_state
+from control_plane.statefile import state_file
+from shared.plans import DEFAULT_PLAN, PLAN_NAMES
+from shared.settings import get_settings
 
 app = typer.Typer(help="Create and inspect tenants (operators).", no_args_is_help=True)
 
@@ -18,6 +28,30 @@ app = typer.Typer(help="Create and inspect tenants (operators).", no_args_is_hel
 class KeyAccess(StrEnum):
     full = "full"
     read = "read"
+
+
+Plan = StrEnum("Plan", {name: name for name in PLAN_NAMES})  # type: ignore[misc]  # choices and completion
+
+
+def _set_plan(db: Session, org_id: str, plan: str) -> list[str]:
+    """Change an organization's plan (as its owner could); the ids of its indices, whose epochs move."""
+    org_service.change_plan(db, org_id, "owner", plan)
+    return list(db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
+                           .where(Project.org_id == org_id)))
+
+
+def _move_epochs(index_ids: list[str]) -> None:
+    """Searches resolve their plan's quota once per index epoch: retire the epochs where the servers
+    share them (Redis, or the state file of ``serve --workers``); a single ``serve`` process without
+    Redis keeps its epochs in memory and sees the new plan with the index's next change or restart."""
+    if not index_ids:
+        return
+    settings = get_settings()
+    state: SharedState = make_shared_state(settings)
+    if not settings.redis_url and (settings.data_dir / "state.db").exists():
+        state = FileState(state_file(settings.data_dir))
+    for index_id in index_ids:
+        bump_index_epoch(state, index_id)
 
 
 @app.command("create")
@@ -28,6 +62,7 @@ def create(
     project: str = typer.Option(..., "--project", help="Project name"),
     verified: bool = typer.Option(False, "--verified", help="Mark the email as confirmed"),
     with_key: KeyAccess | None = typer.Option(None, "--with-key", help="Also create a secret key: full or read"),
+    plan: Plan = typer.Option(DEFAULT_PLAN, "--plan", help="The organization's plan"),
     as_json: JsonOption = False,
 ) -> None:
     """Create a user, an organization they own, a project and optionally a secret key."""
@@ -41,6 +76,8 @@ def create(
             verified=verified,
             key_access=with_key.value if with_key else None,
         ).as_dict()
+        _set_plan(db, created["orgId"], plan.value)
+        created = {**created, "plan": plan.value}
     fields = table("field", "value", rows=((name, str(value)) for name, value in created.items()),
                    ids=("value",), title="Tenant created", show_header=False)
     warning = [Text("The key is shown only now; store it safely.", style="yellow")] if "key" in created else []
@@ -78,3 +115,19 @@ def show(org_id: str = typer.Argument(..., help="Organization id"), as_json: Jso
         ids=("Project ID",), title="Projects",
     )
     emit(data, as_json=as_json, human=Group(heading, members, projects))
+
+
+@app.command("plan")
+def plan_command(
+    org_id: str = typer.Argument(..., help="Organization id (org_…)"),
+    plan: Plan = typer.Argument(..., help="The new plan"),
+    as_json: JsonOption = False,
+) -> None:
+    """Change an organization's plan (its quotas: indices, documents, searches per second)."""
+    with failures():
+        with transaction() as db:
+            index_ids = _set_plan(db, org_id, plan.value)
+        _move_epochs(index_ids)
+    emit({"id": org_id, "plan": plan.value}, as_json=as_json, human=f"{org_id} plan {plan.value}")
+    if not as_json and index_ids:
+        notice(f"{len(index_ids)} index(es) now search under the {plan.value} plan's quotas")

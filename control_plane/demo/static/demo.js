@@ -84,7 +84,8 @@ function hitItem(hit) {
   const name = (hit.highlights && hit.highlights.name) ? highlighted(hit.highlights.name) : [doc.name || hit.id];
   const price = typeof doc.price === "number" ? `$${doc.price.toFixed(2)}` : "";
   return el("li", { class: "hit", "data-id": hit.id }, [
-    doc.image ? el("img", { src: doc.image, alt: "", loading: "lazy" }) : el("div", { class: "noimg" }),
+    doc.image ? el("img", { src: doc.image, alt: "", loading: "lazy", onerror: (e) => { e.target.style.visibility = "hidden"; } })
+      : el("div", { class: "noimg" }),
     el("div", {}, [
       el("h2", { class: "name" }, name),
       el("p", { class: "meta", text: [doc.brand, (doc.categories || []).slice(-1)[0]].filter(Boolean).join(" · ") }),
