@@ -24,8 +24,8 @@ def remember_retention(runtime: Runtime) -> None:
     _RETENTION_DAYS[runtime.sessions] = runtime.settings.analytics_retention_days
 
 
-def purge_analytics(sessions: sessionmaker[Session], _bridge: ShardBridge | None = None) -> int:
+def purge_analytics(sessions: sessionmaker[Session], _bridge: ShardBridge | None = None) -> None:
     """Delete what retention no longer keeps: days before today - (retention - 1)."""
     days = _RETENTION_DAYS.get(sessions) or get_settings().analytics_retention_days
     with sessions.begin() as db:
-        return purge(db, today() - timedelta(days=max(1, days) - 1))
+        purge(db, today() - timedelta(days=max(1, days) - 1))
