@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from sqlalchemy.orm import Session, sessionmaker
 
+from control_plane.analytics.maintenance import purge_analytics
 from control_plane.db import isoformat, utcnow
 from control_plane.document import repository as document_rows
 from control_plane.document import service as documents
@@ -408,3 +409,4 @@ def _forget_gone_serving_processes(sessions: sessionmaker[Session], _bridge: Sha
 register_maintenance(_expire_sessions)
 register_maintenance(_schedule_feeds)
 register_maintenance(_forget_gone_serving_processes)
+register_maintenance(purge_analytics)
