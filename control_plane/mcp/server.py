@@ -1,0 +1,197 @@
+"""``/mcp``: the Model Context Protocol for AI agents (spec 4.11, CONTRACT §7), on the official SDK.
+
+Streamable HTTP, stateless, JSON answers: each POST is one exchange, so any API instance answers any
+call. The caller authenticates with ``Authorization: Bearer <secret key>`` (401 without a valid
+one, 403 for a public key or a cabinet session); the key's project, index scope and access (read or
+full) then bound every tool, as on the REST routes (:mod:`.tools`). A read key is not offered the
+write tools. A tool's failure (bad arguments, unknown ids, too little access) is a tool error
+(``isError``) whose text starts with the API's error code; it never ends the exchange.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from anyio import to_thread
+from fastapi import FastAPI, Request
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import Tool, ToolAnnotations
+from pydantic import Field
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from control_plane.access import Principal, request_principal
+from control_plane.deps import client_ip
+from control_plane.errors import error_response
+from control_plane.mcp import tools
+from control_plane.runtime import Runtime
+from shared.errors import ServiceError, forbidden
+
+T = TypeVar("T")
+WRITE_TOOLS = frozenset({"upload_documents", "delete_documents"})
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+IndexId = Annotated[str, Field(min_length=1, max_length=40, description="The index id (idx_…), from list_indices")]
+
+
+@dataclass(frozen=True)
+class Caller:
+    principal: Principal
+    ip: str
+
+    @property
+    def full(self) -> bool:
+        return self.principal.key is not None and self.principal.key.access == "full"
+
+
+_caller: ContextVar[Caller | None] = ContextVar("mcp_caller", default=None)
+
+
+def _current() -> Caller:
+    caller = _caller.get()
+    if caller is None:  # only reachable when the server is called without the endpoint
+        raise ToolError("UNAUTHENTICATED: a secret key is needed")
+    return caller
+
+
+def _tool_error(exc: ServiceError) -> ToolError:
+    text = f"{exc.code.value}: {exc.message}"
+    if exc.details:
+        text += " " + "; ".join(f"{d.get('path', '')}: {d.get('message', '')}" for d in exc.details)
+    return ToolError(text)
+
+
+async def _run(fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return await to_thread.run_sync(fn, *args)
+    except ServiceError as exc:
+        raise _tool_error(exc) from None
+
+
+class ShopsearchMCP(MCPServer):
+    """The tools a caller may use: a read key is not offered the write tools."""
+
+    async def list_tools(self) -> list[Tool]:
+        listed = await super().list_tools()
+        caller = _caller.get()
+        if caller is None or caller.full:
+            return listed
+        return [tool for tool in listed if tool.name not in WRITE_TOOLS]
+
+
+def build_server(runtime: Runtime) -> ShopsearchMCP:
+    server = ShopsearchMCP(
+        name="shopsearch",
+        instructions="Search a shop's product indices: list_indices first, then search, get_document, "
+        "get_task; with a full-access key also upload_documents and delete_documents (they answer a "
+        "taskId to poll with get_task).",
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_indices(
+        limit: Annotated[int, Field(ge=1, le=tools.MAX_LIST)] = 20,
+        cursor: Annotated[str | None, Field(max_length=500)] = None,
+    ) -> dict[str, Any]:
+        """The indices this key may see: {"items": [...], "nextCursor": ...}."""
+        caller = _current()
+        return await _run(tools.list_indices, runtime, caller.principal, limit, cursor)
+
+    @server.tool(annotations=READ_ONLY)
+    async def search(
+        index_id: IndexId,
+        q: Annotated[str, Field(description="The shopper's query; empty lists everything")] = "",
+        filters: Annotated[dict[str, Any] | None, Field(
+            description='Filter expression, e.g. {"brand": "Apple", "price": {"lt": 500}, "or": [...]}')] = None,
+        facets: Annotated[list[str] | None, Field(description="Fields to count values of")] = None,
+        sort: Annotated[str | None, Field(description="A sort option key of the profile")] = None,
+        page: int = 1,
+        per_page: int | None = None,
+        profile_key: Annotated[str | None, Field(description="A saved search profile of the index")] = None,
+    ) -> dict[str, Any]:
+        """Search an index as the REST search route does: hits, total, facets, paging."""
+        caller = _current()
+        arguments = {"q": q, "filters": filters, "facets": facets, "sort": sort, "page": page,
+                     "perPage": per_page, "profileKey": profile_key}
+        try:
+            body = tools.search_request(arguments)
+            return await tools.search(runtime, caller.principal, index_id, body, caller.ip)
+        except ServiceError as exc:
+            raise _tool_error(exc) from None
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_document(
+        index_id: IndexId,
+        document_id: Annotated[str, Field(min_length=1, max_length=512)],
+    ) -> dict[str, Any]:
+        """One stored document, as uploaded."""
+        caller = _current()
+        return await _run(tools.get_document, runtime, caller.principal, index_id, document_id)
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_task(task_id: Annotated[str, Field(min_length=1, max_length=40)]) -> dict[str, Any]:
+        """A task (upload, delete, reindex …): its status, progress and error."""
+        caller = _current()
+        return await _run(tools.get_task, runtime, caller.principal, task_id)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    async def upload_documents(
+        index_id: IndexId,
+        documents: Annotated[list[Any], Field(min_length=1, description="At most 1000 documents, each with its id field")],
+    ) -> dict[str, Any]:
+        """Add or replace documents (full-access key); answers {"taskId"} to poll with get_task."""
+        caller = _current()
+        return await _run(tools.upload_documents, runtime, caller.principal, index_id, documents)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
+    async def delete_documents(
+        index_id: IndexId,
+        ids: Annotated[list[Any], Field(min_length=1, description="Ids of the documents to delete")],
+    ) -> dict[str, Any]:
+        """Delete documents by id (full-access key); answers {"taskId"} to poll with get_task."""
+        caller = _current()
+        return await _run(tools.delete_documents, runtime, caller.principal, index_id, ids)
+
+    return server
+
+
+class MCPEndpoint:
+    """The ASGI app at ``/mcp``: authenticates, then hands the exchange to the SDK's transport.
+
+    Stateless exchanges need no session kept between requests, so each request runs in a session
+    manager of its own (its task group lives as long as the request): nothing to start with the app.
+    """
+
+    def __init__(self, runtime: Runtime, server: ShopsearchMCP) -> None:
+        self.runtime = runtime
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        try:
+            principal = await request_principal(self.runtime, request)
+            if principal.kind != "secret_key" or principal.key is None:
+                raise forbidden("MCP needs a secret key")
+        except ServiceError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        token = _caller.set(Caller(principal, client_ip(request)))
+        try:
+            # the SDK's low-level server: what its own streamable_http_app hands its session manager
+            manager = StreamableHTTPSessionManager(app=self.server._lowlevel_server, stateless=True, json_response=True)
+            async with manager.run():
+                await manager.handle_request(scope, receive, send)
+        finally:
+            _caller.reset(token)
+
+
+def install_mcp(app: FastAPI) -> None:
+    runtime: Runtime = app.state.runtime
+    server = build_server(runtime)
+    runtime.extras["mcp_server"] = server  # the status route's check lists its tools
+    app.router.routes.append(Route("/mcp", MCPEndpoint(runtime, server), methods=["GET", "POST", "DELETE"],
+                                   include_in_schema=False))

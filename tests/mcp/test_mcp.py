@@ -1,0 +1,202 @@
+"""``/mcp`` through the official SDK's own client, over HTTP to a real uvicorn server on 127.0.0.1.
+
+Without a key (and with a public key), with a read key, an index-scoped key and a full key; bad
+arguments to every tool answer a tool error and the server keeps answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.factories import make_key
+from tests.index.helpers import Tenant, create_index, make_tenant, products, upload, wait_task
+
+
+@pytest.fixture(scope="module")
+def base_url(app) -> Iterator[str]:
+    """The backend's app (already started by the session fixture) served by uvicorn on a free port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def shop(app, base_url) -> dict[str, Any]:
+    tenant = make_tenant(app)
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        first = create_index(http, tenant, name="phones")
+        upload(http, tenant, first["id"], products(12))
+        second = create_index(http, tenant, name="other")
+        upload(http, tenant, second["id"], products(3))
+    return {
+        "tenant": tenant,
+        "index": first["id"],
+        "other": second["id"],
+        "scoped": make_key(app, tenant.project_id, access="read", index_id=first["id"]),
+    }
+
+
+def _client(base_url: str, key: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=30)
+    return Client(streamable_http_client(base_url + "/mcp", http_client=http))
+
+
+async def _call(base_url: str, key: str, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, the JSON answer or the error text)."""
+    async with _client(base_url, key) as client:
+        result = await client.call_tool(tool, arguments)
+    text = result.content[0].text if result.content else ""
+    if result.is_error:
+        return True, text.removeprefix(f"Error executing tool {tool}: ")
+    return False, result.structured_content if result.structured_content is not None else json.loads(text)
+
+
+async def _tool_names(base_url: str, key: str) -> set[str]:
+    async with _client(base_url, key) as client:
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+
+def _answer(structured: Any) -> Any:
+    """A dict tool's structured content (the SDK wraps some outputs in {"result": ...})."""
+    if isinstance(structured, dict) and set(structured) == {"result"}:
+        return structured["result"]
+    return structured
+
+
+def test_without_a_secret_key_401_or_403(base_url, app, shop):
+    tenant: Tenant = shop["tenant"]
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    for auth, status, code in ((None, 401, "UNAUTHENTICATED"), ("Bearer ss_sk_nonsense", 401, "UNAUTHENTICATED"),
+                               (f"Bearer {make_key(app, tenant.project_id, key_type='public', access=None)}",
+                                403, "FORBIDDEN"),
+                               (f"Bearer {tenant.account.token}", 403, "FORBIDDEN")):
+        response = httpx.post(base_url + "/mcp", json=message, headers={**headers, **({"Authorization": auth} if auth else {})})
+        assert (response.status_code, response.json()["error"]["code"]) == (status, code), auth
+    # the SDK's client gets no session either
+    with pytest.raises(Exception):  # noqa: B017 - the SDK raises its own error type for a 401
+        asyncio.run(_tool_names(base_url, ""))
+
+
+async def test_read_key_reads_and_may_not_write(base_url, shop):
+    tenant: Tenant = shop["tenant"]
+    key, index_id = tenant.read_key, shop["index"]
+    assert await _tool_names(base_url, key) == {"list_indices", "search", "get_document", "get_task"}
+
+    error, listed = await _call(base_url, key, "list_indices", {})
+    assert not error
+    assert {i["id"] for i in _answer(listed)["items"]} == {shop["index"], shop["other"]}
+
+    error, found = await _call(base_url, key, "search", {
+        "index_id": index_id, "q": "phone", "filters": {"brand": "Zed"}, "facets": ["brand"], "per_page": 5})
+    assert not error, found
+    found = _answer(found)
+    assert found["total"] == 3 and {h["document"]["brand"] for h in found["hits"]} == {"Zed"}
+    assert found["facets"]  # counted
+    error, ordered = await _call(base_url, key, "search", {"index_id": index_id, "q": "", "sort": "nonsense"})
+    assert error and ordered.startswith("VALIDATION_ERROR")
+
+    error, document = await _call(base_url, key, "get_document", {"index_id": index_id, "document_id": "p3"})
+    assert not error and _answer(document)["name"] == "Product 3 phone"
+
+    error, refused = await _call(base_url, key, "upload_documents", {"index_id": index_id, "documents": [{"id": "x"}]})
+    assert error and refused.startswith("FORBIDDEN")
+    error, refused = await _call(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["p1"]})
+    assert error and refused.startswith("FORBIDDEN")
+
+
+async def test_index_scoped_key_sees_its_index_only(base_url, shop):
+    key, index_id, other = shop["scoped"], shop["index"], shop["other"]
+    error, listed = await _call(base_url, key, "list_indices", {})
+    assert not error and [i["id"] for i in _answer(listed)["items"]] == [index_id]
+    error, found = await _call(base_url, key, "search", {"index_id": index_id, "q": "laptop"})
+    assert not error and _answer(found)["total"] == 6
+    for tool, arguments in (("search", {"index_id": other, "q": "laptop"}),
+                            ("get_document", {"index_id": other, "document_id": "p1"})):
+        error, text = await _call(base_url, key, tool, arguments)
+        assert error and text.startswith("NOT_FOUND"), (tool, text)
+
+
+async def test_full_key_uploads_deletes_and_reads_the_task(base_url, shop):
+    tenant: Tenant = shop["tenant"]
+    key, index_id = tenant.key, shop["index"]
+    assert await _tool_names(base_url, key) == {"list_indices", "search", "get_document", "get_task",
+                                                 "upload_documents", "delete_documents"}
+    error, accepted = await _call(base_url, key, "upload_documents", {
+        "index_id": index_id, "documents": [{"id": "m1", "name": "mcp kettle", "brand": "Acme", "price": 5.0}]})
+    assert not error, accepted
+    task_id = _answer(accepted)["taskId"]
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        assert wait_task(http, tenant.headers, tenant.project_id, task_id)["status"] == "succeeded"
+    error, task = await _call(base_url, key, "get_task", {"task_id": task_id})
+    assert not error and _answer(task)["status"] == "succeeded" and _answer(task)["type"]
+    error, found = await _call(base_url, key, "search", {"index_id": index_id, "q": "kettle"})
+    assert not error and [h["id"] for h in _answer(found)["hits"]] == ["m1"]
+
+    error, accepted = await _call(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["m1"]})
+    assert not error
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        assert wait_task(http, tenant.headers, tenant.project_id, _answer(accepted)["taskId"])["status"] == "succeeded"
+    error, text = await _call(base_url, key, "get_document", {"index_id": index_id, "document_id": "m1"})
+    assert error and text.startswith("NOT_FOUND")
+
+
+BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
+    ("list_indices", {"limit": 0}, ""),
+    ("list_indices", {"limit": "many"}, ""),
+    ("list_indices", {"cursor": "not a cursor"}, "VALIDATION_ERROR"),
+    ("search", {}, ""),
+    ("search", {"index_id": "idx_missing", "q": "x"}, "NOT_FOUND"),
+    ("search", {"index_id": "{index}", "page": 0}, "VALIDATION_ERROR"),
+    ("search", {"index_id": "{index}", "filters": {"nope": "x"}}, "VALIDATION_ERROR"),
+    ("search", {"index_id": "{index}", "filters": "brand = x"}, ""),
+    ("search", {"index_id": "{index}", "facets": ["name"]}, ""),
+    ("search", {"index_id": "{index}", "profile_key": "missing"}, "NOT_FOUND"),
+    ("get_document", {"index_id": "{index}"}, ""),
+    ("get_document", {"index_id": "{index}", "document_id": "nope"}, "NOT_FOUND"),
+    ("get_task", {"task_id": "tsk_missing"}, "NOT_FOUND"),
+    ("get_task", {"task_id": 12}, ""),
+    ("upload_documents", {"index_id": "{index}", "documents": []}, ""),
+    ("upload_documents", {"index_id": "{index}", "documents": [{"name": "no id"}]}, "VALIDATION_ERROR"),
+    ("upload_documents", {"index_id": "{index}", "documents": [{"id": "b1", "price": "cheap"}]}, "VALIDATION_ERROR"),
+    ("upload_documents", {"index_id": "{index}", "documents": "nope"}, ""),
+    ("delete_documents", {"index_id": "{index}", "ids": [{"a": 1}]}, "VALIDATION_ERROR"),
+    ("delete_documents", {"index_id": "idx_missing", "ids": ["a"]}, "NOT_FOUND"),
+    ("no_such_tool", {}, ""),
+]
+
+
+async def test_bad_arguments_are_tool_errors(base_url, shop):
+    tenant: Tenant = shop["tenant"]
+    for tool, arguments, code in BAD_ARGUMENTS:
+        filled = {k: (shop["index"] if v == "{index}" else v) for k, v in arguments.items()}
+        error, text = await _call(base_url, tenant.key, tool, filled)
+        assert error, (tool, arguments, text)
+        assert text.startswith(code), (tool, arguments, text)
+    # nothing was half-applied: the index holds what it held
+    error, found = await _call(base_url, tenant.key, "search", {"index_id": shop["index"], "q": ""})
+    assert not error and _answer(found)["total"] == 12
