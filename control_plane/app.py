@@ -20,6 +20,7 @@ from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.events.endpoints import router as events_router
 from control_plane.index.endpoints import router as index_router
 from control_plane.index.lifecycle import start_indexing, stop_indexing
+from control_plane.mcp.server import install_mcp
 from control_plane.openapi import install_openapi
 from control_plane.org.endpoints import router as org_router
 from control_plane.profile.endpoints import router as profile_router
@@ -88,5 +89,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(analytics_router, prefix="/v1")
     app.include_router(events_router, prefix="/v1")
     install_demo(app)  # the `shopsearch demo` storefront page at /demo
+    install_mcp(app)  # /mcp: the MCP app for AI agents
     install_cabinet(app)  # last: the merchant dashboard's pages at / and its files under /cabinet/
     return app
