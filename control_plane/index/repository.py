@@ -128,3 +128,9 @@ def sync_states(db: Session) -> list[SyncState]:
     rows = db.execute(select(Index.id, Index.shards, Index.serving_generation, Index.seq, Index.flush_seq,
                              Index.building_generation, Index.build))
     return [SyncState(*row) for row in rows]
+
+
+def touch_merch(db: Session, index_id: str) -> None:
+    """Move the index's merchandising version (in the writer's transaction): serving processes
+    recompile its synonyms and rules when they next resolve it."""
+    db.execute(update(Index).where(Index.id == index_id).values(merch_version=Index.merch_version + 1))

@@ -30,12 +30,14 @@ from control_plane.profile import repository as profiles
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
+from control_plane.rule.matching import NO_EFFECTS, Effects, RuleSet, effects_of
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
+from control_plane.search.merchandising import EMPTY, Merch, MerchCache, search_with_pins, shaped_query
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
 from control_plane.shard import search_serving, shard_bridge
-from shared.contract import ShardSpec
+from shared.contract import Answer, Query, ShardSpec
 from shared.errors import not_found
 
 
@@ -49,6 +51,7 @@ class Resolved:
     profile_version: str
     epoch: int
     searches_per_second: int
+    merch: Merch = EMPTY
 
     @property
     def project_id(self) -> str:
@@ -81,6 +84,7 @@ class SearchRuntime:
 
     def __init__(self) -> None:
         self.answers = AnswerCache()
+        self.merch = MerchCache()  # compiled synonyms and rules per index
         self.events = SearchEvents()
         self.storefront = Resolutions()  # by profile handle
         self.secret = Resolutions()  # by (index id, profile key or None)
@@ -129,6 +133,7 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Reso
             profile_version=profile.updated_at.isoformat(),
             epoch=epoch,
             searches_per_second=_searches_per_second(db, index.project_id),
+            merch=search_runtime(runtime).merch.of(db, index),
         )
 
 
@@ -206,9 +211,10 @@ def resolve_for_index(runtime: Runtime, db: Session, index: Index, body: SearchR
         settings = default_settings(mapping, list(index.facets or []))
     epoch = index_epoch(runtime.state, index.id)
     searches_per_second = _searches_per_second(db, index.project_id)
+    merch = search_runtime(runtime).merch.of(db, index)
     db.expunge(index)
     return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch,
-                    searches_per_second=searches_per_second)
+                    searches_per_second=searches_per_second, merch=merch)
 
 
 # --------------------------------------------------------------------------- searching
@@ -235,6 +241,49 @@ def _tail(query_id: str, took_ms: float) -> bytes:
     return b',"queryId":' + orjson.dumps(query_id) + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"
 
 
+def rule_effects(resolved: Resolved, body: SearchRequest, rules: RuleSet | None = None) -> Effects:
+    """What the index's rules (or ``rules``) do to this search; nothing when the profile turns them off."""
+    rule_set = resolved.merch.rules if rules is None else rules
+    if not resolved.settings.rules or not len(rule_set):
+        return NO_EFFECTS
+    return effects_of(rule_set.applying(body.q, body.filters))
+
+
+async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchRequest, effects: Effects) -> dict[str, Any]:
+    """The answer (without queryId and tookMs) searched on the shards, synonyms and rules applied."""
+    index, settings = resolved.index, resolved.settings
+    mapping = index.serving_mapping or index.mapping
+    q = effects.replace_query if effects.replace_query is not None else body.q
+    typo = settings.typo_tolerance
+    synonyms = (resolved.merch.synonyms.for_query(q, typo=typo.enabled, min_one_typo=typo.min_word_size_one_typo,
+                                                  min_two_typos=typo.min_word_size_two_typos)
+                if settings.synonyms else None)
+    query, facts = engine_query(settings, body, list(index.facets or []), mapping,
+                                timeout_ms=runtime.settings.search_timeout_ms)
+    query = shaped_query(query, effects, q, synonyms)
+
+    async def run(one: Query) -> Answer:
+        return await search_serving(shard_bridge(runtime), index.shard_spec(), one,
+                                    lambda: _serving_spec(runtime, index.id))
+
+    pinned: set[str] = set()
+    if effects.pins:
+        result, pinned = await search_with_pins(run, query, effects.pins, str(mapping.get("idField") or "id"))
+    else:
+        result = await run(query)
+    answer = format_answer(result, facts)
+    if pinned:
+        for hit in answer["hits"]:
+            if hit["id"] in pinned:
+                hit["pinned"] = True
+    answer["appliedRules"] = effects.applied
+    if effects.redirect is not None:
+        answer["redirect"] = effects.redirect
+    if effects.user_data:
+        answer["userData"] = effects.user_data
+    return answer
+
+
 async def run_search(
     runtime: Runtime,
     resolved: Resolved,
@@ -251,19 +300,17 @@ async def run_search(
     index = resolved.index
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
     normalized["q"] = " ".join(body.q.split()).lower()
-    key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized)
+    # the applied rules are part of the key: a rule whose validity window opens changes the answer
+    effects = rule_effects(resolved, body)
+    key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized,
+                          effects.applied)
     cacheable = not uncached_epoch(resolved.epoch)  # Redis unreachable: the epoch is unknown
     hit = state.answers.get(key) if use_cache and cacheable else None
     cached = hit is not None
     if hit is not None:
         head, total = hit
     else:
-        mapping = index.serving_mapping or index.mapping
-        query, facts = engine_query(resolved.settings, body, list(index.facets or []), mapping,
-                                    timeout_ms=runtime.settings.search_timeout_ms)
-        result = await search_serving(shard_bridge(runtime), index.shard_spec(), query,
-                                      lambda: _serving_spec(runtime, index.id))
-        answer = format_answer(result, facts)
+        answer = await compute_answer(runtime, resolved, body, effects)
         head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]
         total = answer["total"]
         if cacheable:

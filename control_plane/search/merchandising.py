@@ -1,0 +1,140 @@
+"""Synonyms and ranking rules at search time.
+
+An index's synonyms and rules are compiled once per change (``indices.merch_version``, read with
+the index row whenever a search resolves it again) and shared by every search of the index.
+
+A search with applied rules becomes: the query text replaced (``replaceQuery``), the added
+filters ANDed in (they narrow facet counts too, as a profile's filters do), boosts and buries as
+the engine's ``boost_filters``, hidden and pinned documents excluded from the organic results, and
+the pinned documents that still exist and pass the search's filters placed at their 1-based
+positions across pages. ``total`` counts them; facet counts are those of the organic results.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from sqlalchemy.orm import Session
+
+from control_plane.index.models import Index
+from control_plane.rule import repository as rules_repo
+from control_plane.rule.matching import Effects, RuleSet, compile_rule
+from control_plane.synonym import repository as synonyms_repo
+from control_plane.synonym.matching import SynonymSet
+from shared.contract import Answer, Hit, Query
+
+
+@dataclass(frozen=True)
+class Merch:
+    version: int
+    synonyms: SynonymSet
+    rules: RuleSet
+
+
+EMPTY = Merch(0, SynonymSet(), RuleSet())
+
+
+def load_merch(db: Session, index_id: str, version: int) -> Merch:
+    synonyms = SynonymSet((s.type, list(s.terms), s.input, list(s.synonyms))
+                          for s in synonyms_repo.enabled_for_index(db, index_id))
+    rules = RuleSet(compile_rule(r.id, r.name, r.enabled, r.position, r.body)
+                    for r in rules_repo.all_for_index(db, index_id))
+    return Merch(version, synonyms, rules)
+
+
+class MerchCache:
+    """Compiled merchandising per index, replaced when the index's ``merch_version`` moves."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Merch] = {}
+        self._lock = threading.Lock()
+
+    def of(self, db: Session, index: Index) -> Merch:
+        version = index.merch_version or 0
+        if version == 0:  # never had a synonym or a rule
+            return EMPTY
+        with self._lock:
+            cached = self._items.get(index.id)
+        if cached is not None and cached.version == version:
+            return cached
+        merch = load_merch(db, index.id, version)
+        with self._lock:
+            if len(self._items) > 10_000:
+                self._items.clear()
+            self._items[index.id] = merch
+        return merch
+
+
+def and_filters(base: dict[str, Any] | None, added: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not added:
+        return base
+    merged = dict(base or {})
+    merged["and"] = [*merged.get("and", []), *added]
+    return merged
+
+
+def shaped_query(query: Query, effects: Effects, q: str, synonyms: dict[str, Any] | None) -> Query:
+    """The engine query with the rules' effects (and the synonyms of the text it searches)."""
+    excluded = tuple(dict.fromkeys([*query.exclude_ids, *sorted(effects.hide), *(doc for doc, _ in effects.pins)]))
+    return msgspec.structs.replace(
+        query,
+        q=q,
+        filters=and_filters(query.filters, effects.add_filters),
+        boost_filters=(*query.boost_filters, *effects.boosts),
+        exclude_ids=excluded,
+        synonyms=synonyms,
+    )
+
+
+Search = Callable[[Query], Awaitable[Answer]]
+
+
+def _placed(pins: list[tuple[Hit, int]], organic_total: int, start: int, stop: int) -> tuple[int, dict[int, Hit]]:
+    """How many pins come before ``start`` and the pins on ``[start, stop)`` by 0-based position, a pin
+    past the end of the list moving up to right after the last organic hit."""
+    before = 0
+    inside: dict[int, Hit] = {}
+    for k, (hit, position) in enumerate(pins, start=1):
+        at = min(position, organic_total + k) - 1
+        if at < start:
+            before += 1
+        elif at < stop:
+            inside[at] = hit
+    return before, inside
+
+
+async def search_with_pins(run: Search, query: Query, pins: list[tuple[str, int]], id_field: str) -> tuple[Answer, set[str]]:
+    """The merged answer with the pinned documents placed; also the ids of those placed."""
+    lookup = msgspec.structs.replace(
+        query, q="", filters=and_filters(query.filters, [{id_field: [doc for doc, _ in pins]}]), facets=(), sort=(),
+        offset=0, limit=len(pins), boosts=(), boost_filters=(), synonyms=None, highlight=(), relax=False,
+        exclude_ids=tuple(doc for doc in query.exclude_ids if doc not in {d for d, _ in pins}),
+    )
+    found = {hit.id: hit for hit in (await run(lookup)).hits}
+    live = [(found[doc], position) for doc, position in pins if doc in found]
+    start, stop = query.offset, query.offset + query.limit
+    total = 1 << 62
+    answer: Answer | None = None
+    for _ in range(2):  # again only when few organic hits move a pin of this page
+        before, inside = _placed(live, total, start, stop)
+        organic_offset, organic_limit = start - before, (stop - start) - len(inside)
+        answer = await run(msgspec.structs.replace(query, offset=organic_offset, limit=max(organic_limit, 1)))
+        if _placed(live, answer.total, start, stop) == (before, inside):
+            break
+        total = answer.total
+    assert answer is not None
+    before, inside = _placed(live, answer.total, start, stop)
+    organic = iter(answer.hits[: max((stop - start) - len(inside), 0)])
+    hits: list[Hit] = []
+    for at in range(start, stop):
+        hit = inside.get(at) or next(organic, None)
+        if hit is None:
+            break
+        hits.append(hit)
+    answer.hits = hits
+    answer.total += len(live)
+    return answer, {hit.id for hit in inside.values()}

@@ -1,0 +1,201 @@
+"""Synonyms of an index: validated entries, all-or-nothing imports, exports in two forms.
+
+Every write locks the index row (one merchandising writer per index at a time: counts against the
+plan stay true under concurrent writers) and moves ``indices.merch_version``; the endpoint bumps
+the index epoch after the commit, so the very next search uses the change and no cached answer
+outlives it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from control_plane.db import isoformat, utcnow
+from control_plane.index import repository as indices
+from control_plane.index.models import Index
+from control_plane.index.service import plan_limits_for_project, quota_exceeded
+from control_plane.synonym import repository, solr
+from control_plane.synonym.models import Synonym
+from control_plane.synonym.schemas import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, SynonymIn
+from shared.errors import not_found, validation
+from shared.ids import new_id
+from shared.text import atoms, match_key
+
+
+def to_out(row: Synonym) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row.id, "type": row.type}
+    if row.type == "multiway":
+        out["terms"] = list(row.terms)
+    else:
+        out["input"] = row.input
+        out["synonyms"] = list(row.synonyms)
+    out.update(enabled=row.enabled, createdAt=isoformat(row.created_at), updatedAt=isoformat(row.updated_at))
+    return out
+
+
+def _clean(term: Any, path: str, faults: list[dict[str, Any]]) -> str | None:
+    if not isinstance(term, str):
+        faults.append({"path": path, "message": "must be a string"})
+        return None
+    text = " ".join(term.split())
+    if not text:
+        faults.append({"path": path, "message": "must not be empty"})
+    elif len(text) > MAX_TERM_CHARS:
+        faults.append({"path": path, "message": f"at most {MAX_TERM_CHARS} characters", "limit": MAX_TERM_CHARS})
+    elif not atoms(text):
+        faults.append({"path": path, "message": "needs at least one letter or digit"})
+    elif len(atoms(text)) > MAX_TERM_WORDS:
+        faults.append({"path": path, "message": f"at most {MAX_TERM_WORDS} words", "limit": MAX_TERM_WORDS})
+    else:
+        return text
+    return None
+
+
+def _terms(values: list[Any] | None, path: str, faults: list[dict[str, Any]], minimum: int) -> list[str]:
+    if values is None:
+        faults.append({"path": path, "message": "required"})
+        return []
+    cleaned = [_clean(t, f"{path}.{i}", faults) for i, t in enumerate(values)]
+    terms: list[str] = []
+    seen: set[tuple[str, ...]] = set()
+    for term in cleaned:
+        if term is not None and match_key(term) not in seen:  # "Phone" and "phones" are one term
+            seen.add(match_key(term))
+            terms.append(term)
+    if len(values) > MAX_TERMS:
+        faults.append({"path": path, "message": f"at most {MAX_TERMS} terms", "limit": MAX_TERMS})
+    elif len(cleaned) == len([t for t in cleaned if t is not None]) and len(terms) < minimum:
+        faults.append({"path": path, "message": f"needs at least {minimum} different terms"})
+    return terms
+
+
+def check_entry(body: SynonymIn, prefix: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The entry's stored fields and its faults (``path`` under ``prefix``)."""
+    faults: list[dict[str, Any]] = []
+    if body.type == "multiway":
+        for name in ("input", "synonyms"):
+            if getattr(body, name) is not None:
+                faults.append({"path": prefix + name, "message": "only for oneway synonyms"})
+        terms = _terms(body.terms, prefix + "terms", faults, 2)
+        return {"type": "multiway", "terms": terms, "input": None, "synonyms": [], "enabled": body.enabled}, faults
+    if body.terms is not None:
+        faults.append({"path": prefix + "terms", "message": "only for multiway synonyms"})
+    source = _clean(body.input, prefix + "input", faults) if body.input is not None else None
+    if body.input is None:
+        faults.append({"path": prefix + "input", "message": "required"})
+    targets = _terms(body.synonyms, prefix + "synonyms", faults, 1)
+    if source is not None and any(match_key(t) == match_key(source) for t in targets):
+        faults.append({"path": prefix + "synonyms", "message": "must not repeat the input"})
+    return {"type": "oneway", "terms": [], "input": source, "synonyms": targets, "enabled": body.enabled}, faults
+
+
+def _checked(body: SynonymIn) -> dict[str, Any]:
+    fields, faults = check_entry(body)
+    if faults:
+        raise validation("The synonym is invalid", faults)
+    return fields
+
+
+def _room(db: Session, index: Index, adding: int, replacing: bool = False) -> None:
+    limit = plan_limits_for_project(db, index.project_id).max_synonyms_per_index
+    total = adding + (0 if replacing else repository.count(db, index.id))
+    if total > limit:
+        raise quota_exceeded(f"An index holds at most {limit} synonyms on this plan ({total} asked)")
+
+
+def get(db: Session, project_id: str, index_id: str, synonym_id: str) -> Synonym:
+    row = repository.get(db, project_id, index_id, synonym_id)
+    if row is None:
+        raise not_found("Synonym")
+    return row
+
+
+def _row(index: Index, fields: dict[str, Any]) -> Synonym:
+    return Synonym(id=new_id("syn"), project_id=index.project_id, index_id=index.id, **fields)
+
+
+def create(db: Session, index: Index, body: SynonymIn) -> Synonym:
+    fields = _checked(body)
+    _room(db, index, 1)
+    row = _row(index, fields)
+    db.add(row)
+    indices.touch_merch(db, index.id)
+    db.flush()
+    return row
+
+
+def update(db: Session, index: Index, synonym_id: str, body: SynonymIn) -> Synonym:
+    row = get(db, index.project_id, index.id, synonym_id)
+    for name, value in _checked(body).items():
+        setattr(row, name, value)
+    row.updated_at = utcnow()
+    indices.touch_merch(db, index.id)
+    db.flush()
+    return row
+
+
+def delete(db: Session, index: Index, synonym_id: str) -> None:
+    db.delete(get(db, index.project_id, index.id, synonym_id))
+    indices.touch_merch(db, index.id)
+    db.flush()
+
+
+def _parsed_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        try:
+            body = SynonymIn.model_validate(item)
+        except ValidationError as exc:
+            for error in exc.errors():
+                where = ".".join(str(p) for p in error["loc"])
+                faults.append({"path": f"items.{i}" + (f".{where}" if where else ""), "message": error["msg"]})
+            continue
+        fields, item_faults = check_entry(body, f"items.{i}.")
+        faults.extend(item_faults)
+        out.append(fields)
+    if faults:
+        raise validation("Some synonyms are invalid: nothing was imported", faults[:100])
+    return out
+
+
+def _parsed_solr(text: str) -> list[dict[str, Any]]:
+    try:
+        entries = solr.parse(text)
+    except solr.SolrLineError as exc:
+        raise validation(f"Malformed Solr synonyms at line {exc.line}: nothing was imported",
+                         [{"path": "solr", "line": exc.line, "message": exc.message}]) from exc
+    out: list[dict[str, Any]] = []
+    for line, entry in entries:
+        fields, faults = check_entry(SynonymIn.model_validate(entry))
+        if faults:
+            fault = faults[0]
+            raise validation(f"Invalid synonym at line {line}: nothing was imported",
+                             [{"path": "solr", "line": line, "message": f"{fault['path']}: {fault['message']}"}])
+        out.append(fields)
+    return out
+
+
+def import_entries(db: Session, index: Index, *, items: list[dict[str, Any]] | None, text: str | None,
+                   mode: str) -> tuple[int, int]:
+    """All or nothing: every entry is checked before anything is written. ``(imported, total)``."""
+    if (items is None) == (text is None):
+        raise validation("Send either items or solr", [{"path": "items", "message": "exactly one of items, solr"}])
+    entries = _parsed_items(items) if items is not None else _parsed_solr(text or "")
+    _room(db, index, len(entries), replacing=mode == "replace")
+    if mode == "replace":
+        repository.delete_all(db, index.id)
+    db.add_all([_row(index, fields) for fields in entries])
+    indices.touch_merch(db, index.id)
+    db.flush()
+    return len(entries), repository.count(db, index.id)
+
+
+def export(db: Session, index: Index, fmt: str) -> dict[str, Any]:
+    items = [to_out(row) for row in repository.list_for_index(db, index.project_id, index.id, None, None)]
+    if fmt == "solr":
+        return {"solr": solr.render(items)}
+    return {"items": items}
