@@ -1,9 +1,9 @@
-"""CORS for the two storefront routes only, through Starlette's CORSMiddleware.
+"""CORS for the storefront routes only, through Starlette's CORSMiddleware.
 
-Browsers call ``/v1/search/…`` and ``/v1/suggest/…`` from shop pages: the preflight is answered
-for every origin without credentials, and real answers carry ``Access-Control-Allow-Origin`` for
-the calling origin. Whether that origin may use the key is decided on the real request (access.py).
-Management routes get no CORS headers.
+Browsers call ``/v1/search/…``, ``/v1/suggest/…`` and ``/v1/events`` (clicks) from shop pages:
+the preflight is answered for every origin without credentials, and real answers carry
+``Access-Control-Allow-Origin`` for the calling origin. Whether that origin may use the key is
+decided on the real request (access.py). Management routes get no CORS headers.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-STOREFRONT_PREFIXES = ("/v1/search/", "/v1/suggest/")
+STOREFRONT_PREFIXES = ("/v1/search/", "/v1/suggest/", "/v1/events")
 
 
 class StorefrontCORS:
