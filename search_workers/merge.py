@@ -42,11 +42,12 @@ and slices ``[offset:offset+limit]``; the order of groups is total, so page 2 co
 
 Documents are placed by id, so one group's documents are spread over the shards, and a group's
 size and the number of groups need every shard's matching groups, not just its top ones. Each
-shard reports them whole, cheaply: ``group_keys`` (sorted 8-byte keys of the values, BLAKE2b, see
+shard reports them whole, cheaply: ``group_keys`` (8-byte keys of the values, BLAKE2b, see
 ``shared.contract.group_key_of``: the same in every process, unlike ``hash``) with
 ``group_counts``, as raw bytes (no per-value Python objects to pickle; 16 bytes a group), and
-``ungrouped``. The merge unions the keys with one ``np.unique``: a group's size is the sum of its
-counts, ``total`` the number of distinct keys plus the ungrouped documents. A key collision (two
+``ungrouped``. The merge sorts the concatenated keys once: ``total`` is the number of distinct keys
+plus the ungrouped documents; a page group's size is the sum of its counts (found with ``np.isin``
+for the page's keys only). One shard chosen: its own total and sizes stand. A key collision (two
 values with one key, probability ~3e-8 for a million values) would count two groups as one.
 With distinct off none of this runs and the shards send nothing more.
 
@@ -207,18 +208,22 @@ def _distinct_hits(ranked: list[Hit], chosen: Sequence[Answer], offset: int, lim
         if len(page) >= offset + limit:
             break
     page = page[offset:]
+    if len(chosen) == 1:  # one shard's groups: its sizes and count are the whole story
+        return page, chosen[0].total
     keys = np.concatenate([np.frombuffer(a.group_keys, dtype="<u8") for a in chosen])
     counts = np.concatenate([np.frombuffer(a.group_counts, dtype="<i8") for a in chosen])
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    sizes = np.bincount(inverse.reshape(-1), weights=counts, minlength=len(uniq))
-    out = []
-    for hit in page:
-        if hit.group_key is not None and len(uniq):
-            at = int(np.searchsorted(uniq, np.uint64(hit.group_key)))
-            if at < len(uniq) and int(uniq[at]) == hit.group_key:
-                hit = msgspec.structs.replace(hit, group_size=int(sizes[at]))
-        out.append(hit)
-    return out, len(uniq) + sum(a.ungrouped for a in chosen)
+    # sizes of the page's groups only: its keys looked up among all (a compare per key, no sort)
+    wanted = np.asarray([h.group_key for h in page if h.group_key is not None], dtype=np.uint64)
+    sizes: dict[int, int] = {}
+    if len(wanted):
+        at = np.flatnonzero(np.isin(keys, wanted))
+        for key, count in zip(keys[at].tolist(), counts[at].tolist(), strict=True):
+            sizes[key] = sizes.get(key, 0) + count
+    out = [hit if hit.group_key is None else msgspec.structs.replace(hit, group_size=sizes.get(hit.group_key, 1))
+           for hit in page]
+    keys.sort()  # (a copy: frombuffer arrays are read-only) the number of groups: distinct keys
+    groups = 1 + int(np.count_nonzero(keys[1:] != keys[:-1])) if len(keys) else 0
+    return out, groups + sum(a.ungrouped for a in chosen)
 
 
 def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:

@@ -157,7 +157,7 @@ class Answer(Struct):
     ``applied_seq``: the sequence the answering replica had applied (a shard answer);
     ``partial``: some shard only had replicas behind the latest known sequence (a merged answer).
     With ``Query.distinct``, ``total`` counts groups and a shard answer also carries every matching
-    group: ``group_keys`` (sorted ``<u8`` keys, see :func:`group_key_of`) with ``group_counts``
+    group: ``group_keys`` (``<u8`` keys, see :func:`group_key_of`, in no order) with ``group_counts``
     (``<i8`` documents per key) as raw bytes (cheap to pickle), and ``ungrouped`` (matching documents
     without a value: a group each). A merged answer leaves them empty.
     """
