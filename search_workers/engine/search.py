@@ -234,7 +234,6 @@ class ShardSearch:
         ungrouped = int(len(g) - np.count_nonzero(has))
         nz = np.flatnonzero(counts)
         gkeys = keys_of[nz]
-        order = np.argsort(gkeys, kind="stable")
         k = max(0, query.offset) + max(0, query.limit)
         top = pos[:0]
         m = min(len(pos), 4 * k)
@@ -257,8 +256,8 @@ class ShardSearch:
             else:
                 hit.group_size = 1
         return Answer(total=len(nz) + ungrouped, hits=hits, facets=facets_out, relaxed=relaxed, dropped_words=dropped,
-                      group_keys=gkeys[order].astype("<u8").tobytes(),
-                      group_counts=counts[nz][order].astype("<i8").tobytes(), ungrouped=ungrouped)
+                      group_keys=gkeys.astype("<u8").tobytes(), group_counts=counts[nz].astype("<i8").tobytes(),
+                      ungrouped=ungrouped)
 
     def _group_keys(self, field: str) -> np.ndarray:
         """``group_key_of`` each value ordinal of ``field`` (uint64), extended as values come
