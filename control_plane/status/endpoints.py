@@ -1,12 +1,19 @@
-"""Infrastructure probes (spec 4.12): ``/health`` while the process runs, ``/ready`` when it can serve search."""
+"""Status and probes (spec 4.12): ``GET /v1/status`` and the page at ``/status`` (the four services,
+see :mod:`.checks` for the thresholds and :mod:`.service` for the shared 15 s answer), ``/health``
+while the process runs, ``/ready`` when it can serve search."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 from sqlalchemy import text
 
-from control_plane.deps import RuntimeDep
+from control_plane.deps import RuntimeDep, client_ip
+from control_plane.status.page import PAGE_HEADERS, render
+from control_plane.status.service import current_status
 from control_plane.wire import JSONBody
 
 router = APIRouter()
@@ -33,6 +40,38 @@ def ready(runtime: RuntimeDep) -> JSONBody:
     if runtime_ready(runtime):
         return JSONBody({"status": "ready"})
     return JSONBody({"status": "unavailable"}, status_code=503)
+
+
+State = Literal["operational", "degraded", "down"]
+
+
+class ServiceState(BaseModel):
+    name: Literal["search", "indexing", "dashboard", "mcp"]
+    state: State
+
+
+class StatusAnswer(BaseModel):
+    status: State
+    services: list[ServiceState]
+    checkedAt: str  # noqa: N815 - the wire name
+
+
+@router.get(
+    "/v1/status",
+    tags=["status"],
+    response_model=StatusAnswer,
+    summary="The state of search, indexing, the dashboard and MCP (anyone; 200 whatever the state)",
+    responses={429: {"description": "RATE_LIMITED: too many calls from this address"}},
+)
+async def status(request: Request, runtime: RuntimeDep) -> JSONBody:
+    runtime.limiter.hit(runtime.settings.status_limit_per_ip, "status-ip", client_ip(request))
+    return JSONBody(await current_status(runtime))
+
+
+@router.get("/status", tags=["status"], response_class=HTMLResponse, include_in_schema=False)
+async def status_page(request: Request, runtime: RuntimeDep) -> HTMLResponse:
+    runtime.limiter.hit(runtime.settings.status_limit_per_ip, "status-ip", client_ip(request))
+    return HTMLResponse(render(await current_status(runtime)), headers=PAGE_HEADERS)
 
 
 def runtime_ready(runtime: RuntimeDep) -> bool:

@@ -1,0 +1,192 @@
+"""The four checks behind ``GET /v1/status`` (spec 4.12, section 3), and their thresholds.
+
+Each check answers ``operational``, ``degraded`` or ``down``; the overall state is the worst of them.
+
+=========  =======================================================  ==========================================
+service    degraded when                                             down when
+=========  =======================================================  ==========================================
+search     the probe query took over ``SEARCH_SLOW_MS``; Redis is     the probe query fails (shard hosts
+           configured but unreachable (no cached answers)             unreachable, ``/ready`` checks failing)
+indexing   the oldest waiting task has waited over                    the database is unreachable; no task
+           ``TASK_WAIT_DEGRADED_S``, or over ``QUEUE_LAG_DEGRADED``    runner heard from within
+           tasks wait                                                 ``heartbeats.LIVE_SECONDS``; the oldest
+                                                                      waiting task has waited over
+                                                                      ``TASK_WAIT_DOWN_S``
+dashboard  the database round trip took over ``DB_SLOW_MS``;          the database is unreachable, or the
+           Redis is configured but unreachable (sign-ins and          cabinet's page is not there to serve
+           revocations fall back to the database)
+mcp        the database is unreachable (keys not in the cache and     the MCP app does not list its tools
+           every tool but search need it)                             within ``MCP_TIMEOUT_S``
+=========  =======================================================  ==========================================
+
+The search probe is a one-hit query through the shard hosts (:mod:`control_plane.shard`) on the
+serving generation of one index (the last one probed, read again from the database at most every
+minute, so a database outage alone does not take search down, as the storefront's caches keep it
+up); with no index at all, the hosts' health call stands in for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from anyio import to_thread
+from sqlalchemy import func, select, text
+
+from control_plane.cabinet import STATIC
+from control_plane.index.models import Index
+from control_plane.runtime import Runtime
+from control_plane.shard import search_serving, shard_bridge
+from control_plane.status import heartbeats
+from control_plane.task.models import Task
+from shared.contract import Query, ShardSpec
+
+log = logging.getLogger("shopsearch.status")
+
+OPERATIONAL, DEGRADED, DOWN = "operational", "degraded", "down"
+RANK = {OPERATIONAL: 0, DEGRADED: 1, DOWN: 2}
+SERVICES = ("search", "indexing", "dashboard", "mcp")
+
+SEARCH_SLOW_MS = 1000.0
+SEARCH_TIMEOUT_S = 5.0
+TASK_WAIT_DEGRADED_S = 60.0
+TASK_WAIT_DOWN_S = 600.0
+QUEUE_LAG_DEGRADED = 1000
+DB_SLOW_MS = 500.0
+MCP_TIMEOUT_S = 2.0
+PROBE_TARGET_SECONDS = 60.0
+
+
+def worst(states: list[str]) -> str:
+    return max(states, key=RANK.__getitem__) if states else OPERATIONAL
+
+
+@dataclass
+class Database:
+    """What one database round trip found (shared by the checks that need the database)."""
+
+    up: bool
+    took_ms: float = 0.0
+    waiting: int = 0
+    oldest_wait_s: float = 0.0
+    runners: int = 0
+    target: ShardSpec | None = None
+
+
+def _read_database(runtime: Runtime, want_target: bool) -> Database:
+    started = time.perf_counter()
+    try:
+        with runtime.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        took_ms = (time.perf_counter() - started) * 1000
+        with runtime.sessions() as db:
+            waiting, oldest = db.execute(
+                select(func.count(), func.min(Task.created_at)).where(Task.status == "enqueued")
+            ).one()
+            runners = heartbeats.live_runners(db)
+            target = None
+            if want_target:
+                index = db.scalars(select(Index).order_by(Index.created_at.desc()).limit(1)).first()
+                target = None if index is None else index.shard_spec()
+    except Exception:  # noqa: BLE001 - any failure means the database is not usable
+        log.info("status: the database check failed", exc_info=True)
+        return Database(up=False)
+    oldest_wait = 0.0
+    if oldest is not None:
+        oldest = oldest if oldest.tzinfo else oldest.replace(tzinfo=UTC)
+        oldest_wait = max(0.0, (datetime.now(UTC) - oldest).total_seconds())
+    return Database(up=True, took_ms=took_ms, waiting=int(waiting), oldest_wait_s=oldest_wait, runners=runners,
+                    target=target)
+
+
+def _local_runner_running(runtime: Runtime) -> bool:
+    runner = runtime.extras.get("task_runner")
+    return runner is not None and getattr(runner, "_thread", None) is not None  # None once stopped
+
+
+def _redis_down(runtime: Runtime) -> bool:
+    """Redis is configured and does not answer (always False without Redis)."""
+    return bool(runtime.settings.redis_url) and not runtime.state.ping()
+
+
+async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str, float]:
+    """(state, milliseconds) of a one-hit query on ``target``, or of the hosts' health call."""
+    for check in runtime.extras.get("readiness_checks", []):
+        if not await to_thread.run_sync(check):
+            return DOWN, 0.0
+    bridge = shard_bridge(runtime)
+    started = time.perf_counter()
+    try:
+        if target is None:
+            ok = await to_thread.run_sync(bridge.healthy)
+            return (OPERATIONAL if ok else DOWN), (time.perf_counter() - started) * 1000
+        query = Query(q="", limit=1, retrieve=(), timeout_ms=SEARCH_TIMEOUT_S * 1000)
+
+        async def same() -> ShardSpec | None:
+            return target
+
+        await asyncio.wait_for(search_serving(bridge, target, query, same), SEARCH_TIMEOUT_S)
+    except Exception:  # noqa: BLE001 - a probe that fails for any reason: search does not work
+        log.info("status: the search probe failed", exc_info=True)
+        return DOWN, (time.perf_counter() - started) * 1000
+    took_ms = (time.perf_counter() - started) * 1000
+    return (DEGRADED if took_ms > SEARCH_SLOW_MS else OPERATIONAL), took_ms
+
+
+async def _mcp_answers(runtime: Runtime) -> bool:
+    server: Any = runtime.extras.get("mcp_server")
+    if server is None:
+        return False
+    try:
+        tools = await asyncio.wait_for(server.list_tools(), MCP_TIMEOUT_S)
+    except Exception:  # noqa: BLE001
+        log.info("status: the MCP app did not answer", exc_info=True)
+        return False
+    return bool(tools)
+
+
+def indexing_state(db: Database) -> str:
+    if not db.up or db.runners == 0 or db.oldest_wait_s > TASK_WAIT_DOWN_S:
+        return DOWN
+    if db.oldest_wait_s > TASK_WAIT_DEGRADED_S or db.waiting > QUEUE_LAG_DEGRADED:
+        return DEGRADED
+    return OPERATIONAL
+
+
+def dashboard_state(db: Database, redis_down: bool) -> str:
+    if not db.up or not (STATIC / "index.html").is_file():
+        return DOWN
+    if db.took_ms > DB_SLOW_MS or redis_down:
+        return DEGRADED
+    return OPERATIONAL
+
+
+async def run_checks(runtime: Runtime) -> dict[str, str]:
+    """Every service's state, checked now."""
+    extras = runtime.extras
+    remembered: tuple[float, ShardSpec | None] | None = extras.get("status_probe_target")
+    want_target = remembered is None or time.monotonic() - remembered[0] > PROBE_TARGET_SECONDS
+    db = await to_thread.run_sync(_read_database, runtime, want_target)
+    if db.up and not db.runners and _local_runner_running(runtime):
+        db.runners = 1  # this process's runner, started before its first heartbeat was written
+    if want_target and db.up:
+        remembered = extras["status_probe_target"] = (time.monotonic(), db.target)
+    target = None if remembered is None else remembered[1]
+    redis_down = await to_thread.run_sync(_redis_down, runtime)
+    search, _took = await _probe_search(runtime, target)
+    if search == DOWN and target is not None and not want_target:
+        # the remembered index may be gone (deleted, rebuilt): probe the latest one before saying down
+        fresh = await to_thread.run_sync(_read_database, runtime, True)
+        if fresh.up:
+            extras["status_probe_target"] = (time.monotonic(), fresh.target)
+            search, _took = await _probe_search(runtime, fresh.target)
+    if search == OPERATIONAL and redis_down:
+        search = DEGRADED
+    mcp = OPERATIONAL if await _mcp_answers(runtime) else DOWN
+    if mcp == OPERATIONAL and not db.up:
+        mcp = DEGRADED
+    return {"search": search, "indexing": indexing_state(db), "dashboard": dashboard_state(db, redis_down), "mcp": mcp}
