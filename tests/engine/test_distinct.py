@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -165,11 +166,19 @@ def test_shard_reports_every_group_for_the_merge(engine, docs):
     assert ans.ungrouped == sum(1 for d in docs if "family" not in d)
 
 
-@pytest.mark.parametrize("field", ["title", "price", "tags", "nope"])
+@pytest.mark.parametrize("field", ["title", "price", "nope"])
 def test_distinct_needs_a_keyword_field_with_values(engine, field):
     with pytest.raises(EngineError) as err:
         engine.search(Query(q="charger", distinct=field))
     assert err.value.details[0]["path"] == "distinct"
+
+
+def test_a_field_whose_type_changed_groups_by_its_first_value(engine, docs):
+    """Profiles only name keyword fields; a keyword[] one (a type changed under a profile) still
+    answers, one group per first value."""
+    ans = engine.search(Query(q="", distinct="tags", limit=10))
+    assert ans.total == len({d["tags"][0] for d in docs}) == len(ans.hits)
+    assert sorted(h.group_size for h in ans.hits) == sorted(Counter(d["tags"][0] for d in docs).values())
 
 
 # -- several shards ----------------------------------------------------------------------------
