@@ -1,0 +1,140 @@
+"""``GET /v1/status`` and ``/status`` on the session's app (both backends): shape, caching, the page,
+the per-IP limit, one answer across two API instances, and the thresholds of each state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from control_plane.app import create_app
+from control_plane.status import checks, service
+from control_plane.status.checks import DEGRADED, DOWN, OPERATIONAL, Database
+from tests.factories import runtime_of
+
+STATES = {"operational", "degraded", "down"}
+
+
+def _age(answer: dict[str, Any]) -> float:
+    checked = datetime.fromisoformat(answer["checkedAt"].replace("Z", "+00:00"))
+    return (datetime.now(UTC) - checked).total_seconds()
+
+
+def _expire(app) -> None:  # type: ignore[no-untyped-def]
+    """Drop the shared answer (as if its 15 s were over)."""
+    runtime = runtime_of(app)
+    runtime.state.delete(service.ANSWER_KEY)
+    service._local(runtime).state.delete(service.ANSWER_KEY)
+
+
+def test_answer_shape_and_same_answer_within_15_seconds(app, client):
+    _expire(app)
+    response = client.get("/v1/status")
+    assert response.status_code == 200
+    answer = response.json()
+    assert set(answer) == {"status", "services", "checkedAt"}
+    assert [s["name"] for s in answer["services"]] == ["search", "indexing", "dashboard", "mcp"]
+    assert all(set(s) == {"name", "state"} and s["state"] in STATES for s in answer["services"])
+    # the session app is healthy: its shards, runner, database (and Redis) and MCP app all work
+    assert answer["status"] == "operational", answer
+    assert answer["checkedAt"].endswith("Z") and 0 <= _age(answer) <= service.CACHE_SECONDS
+    again = client.get("/v1/status").json()
+    assert again == answer  # within 15 s: the same answer
+
+
+def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client, monkeypatch):
+    monkeypatch.setattr(service, "CACHE_SECONDS", 0.3)
+    _expire(app)
+    first = client.get("/v1/status").json()
+    assert client.get("/v1/status").json() == first
+    deadline = time.monotonic() + 10
+    while (answer := client.get("/v1/status").json()) == first:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 0.2
+
+
+def test_status_page_shows_the_same_data_without_script(app, client):
+    answer = client.get("/v1/status").json()
+    page = client.get("/status")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    html = page.text
+    assert "<script" not in html.lower()
+    assert f'Overall: <span class="{answer["status"]}">' in html
+    for name, label in (("search", "Search"), ("indexing", "Indexing"), ("dashboard", "Dashboard and API"),
+                        ("mcp", "MCP server")):
+        state = next(s["state"] for s in answer["services"] if s["name"] == name)
+        assert f'<th scope="row">{label}</th><td class="{state}">' in html
+    assert answer["checkedAt"] in html
+
+
+def test_rate_limited_per_ip(app, client, monkeypatch):
+    runtime = runtime_of(app)
+    monkeypatch.setattr(runtime, "settings", runtime.settings.model_copy(update={"status_limit_per_ip": "3/minute"}))
+    codes = [client.get("/v1/status").status_code for _ in range(3)]
+    refused = client.get("/status")
+    assert codes == [200, 200, 200]
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "RATE_LIMITED"
+    assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_one_answer_across_two_api_instances(app, settings, monkeypatch):
+    if not settings.redis_url:
+        pytest.skip("instances share the answer through Redis (without it: one process, or the state file)")
+    other = create_app(settings)  # a second API instance on the same PostgreSQL and Redis
+    computed: list[int] = []
+    real = service.run_checks
+
+    async def counted(runtime):  # type: ignore[no-untyped-def]
+        computed.append(id(runtime))
+        time.sleep(0.3)  # a slow check: the other instance asks meanwhile
+        return await real(runtime)
+
+    monkeypatch.setattr(service, "run_checks", counted)
+    _expire(app)
+    answers: list[dict[str, Any]] = []
+
+    def ask(application) -> None:  # type: ignore[no-untyped-def]
+        answers.append(TestClient(application).get("/v1/status").json())
+
+    try:
+        threads = [threading.Thread(target=ask, args=(a,)) for a in (app, other, app, other)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert len(answers) == 4 and all(a == answers[0] for a in answers)
+        assert len(computed) == 1  # one instance computed, the others read its answer
+        assert TestClient(other).get("/v1/status").json() == answers[0]
+    finally:
+        runtime_of(other).close()
+
+
+@pytest.mark.parametrize(("db", "state"), [
+    (Database(up=True, runners=1), OPERATIONAL),
+    (Database(up=True, runners=2, waiting=5, oldest_wait_s=checks.TASK_WAIT_DEGRADED_S - 1), OPERATIONAL),
+    (Database(up=True, runners=1, waiting=1, oldest_wait_s=checks.TASK_WAIT_DEGRADED_S + 1), DEGRADED),
+    (Database(up=True, runners=1, waiting=checks.QUEUE_LAG_DEGRADED + 1, oldest_wait_s=1), DEGRADED),
+    (Database(up=True, runners=1, waiting=1, oldest_wait_s=checks.TASK_WAIT_DOWN_S + 1), DOWN),
+    (Database(up=True, runners=0), DOWN),
+    (Database(up=False), DOWN),
+])
+def test_indexing_thresholds(db, state, backend):
+    if backend != "sqlite":
+        pytest.skip("no backend involved")
+    assert checks.indexing_state(db) == state
+
+
+def test_dashboard_thresholds(backend):
+    if backend != "sqlite":
+        pytest.skip("no backend involved")
+    assert checks.dashboard_state(Database(up=True, took_ms=3), redis_down=False) == OPERATIONAL
+    assert checks.dashboard_state(Database(up=True, took_ms=checks.DB_SLOW_MS + 1), redis_down=False) == DEGRADED
+    assert checks.dashboard_state(Database(up=True, took_ms=3), redis_down=True) == DEGRADED
+    assert checks.dashboard_state(Database(up=False), redis_down=False) == DOWN
+    assert checks.worst([OPERATIONAL, DEGRADED, OPERATIONAL]) == DEGRADED
+    assert checks.worst([DEGRADED, DOWN]) == DOWN
