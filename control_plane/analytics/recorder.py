@@ -47,7 +47,7 @@ class Recorder:
                     self._pending = store.Aggregate()
                 else:
                     log.warning("analytics: write failed, kept for the next batch", exc_info=True)
-                raise
+                return
             self._pending = store.Aggregate()
             self.written += len(batch)
 
