@@ -36,7 +36,7 @@ def rule_filter_uses(body: dict[str, Any]) -> list[tuple[str, str]]:
     uses += filter_fields(consequence.get("addFilters"), "consequence.addFilters")
     for kind in ("boost", "bury"):
         for i, item in enumerate(consequence.get(kind) or []):
-            uses += filter_fields(item.get("filters"), f"consequence.{kind}.{i}.filters")
+            uses += filter_fields(item.get("filters"), f"consequence.{kind}[{i}].filters")
     return uses
 
 
@@ -48,7 +48,7 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
     faults: list[dict[str, Any]] = []
     for i, condition in enumerate(body.conditions):
         if not atoms(condition.pattern):
-            faults.append({"path": f"conditions.{i}.pattern", "message": "needs at least one letter or digit"})
+            faults.append({"path": f"conditions[{i}].pattern", "message": "needs at least one letter or digit"})
     if body.filters is not None:
         for name, value in body.filters.items():
             if name in ("not", "and", "or") or isinstance(value, dict) and not set(value) <= {"gt", "gte", "lt", "lte"}:
@@ -60,9 +60,9 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
         ("boost", [b.filters for b in consequence.boost]), ("bury", [b.filters for b in consequence.bury])]
     for kind, items in weighted:
         for i, item_filters in enumerate(items):
-            faults += _filter_structure(item_filters, f"consequence.{kind}.{i}.filters")
+            faults += _filter_structure(item_filters, f"consequence.{kind}[{i}].filters")
             if not item_filters:
-                faults.append({"path": f"consequence.{kind}.{i}.filters", "message": "must name at least one field"})
+                faults.append({"path": f"consequence.{kind}[{i}].filters", "message": "must name at least one field"})
     fields = mapping.get("fields") or {}
     id_field = str(mapping.get("idField") or "id")
     for name, path in rule_filter_uses(stored):
@@ -73,7 +73,7 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
             faults.append({"path": path, "message": f"{name}: {problem}"})
     for i, window in enumerate(body.validity):
         if window.from_ is not None and window.until is not None and window.from_ >= window.until:
-            faults.append({"path": f"validity.{i}", "message": "from must be before until"})
+            faults.append({"path": f"validity[{i}]", "message": "from must be before until"})
     positions = [p.position for p in consequence.pin]
     if len(set(positions)) != len(positions):
         faults.append({"path": "consequence.pin", "message": "two pins at the same position"})

@@ -58,7 +58,7 @@ def _terms(values: list[Any] | None, path: str, faults: list[dict[str, Any]], mi
     if values is None:
         faults.append({"path": path, "message": "required"})
         return []
-    cleaned = [_clean(t, f"{path}.{i}", faults) for i, t in enumerate(values)]
+    cleaned = [_clean(t, f"{path}[{i}]", faults) for i, t in enumerate(values)]
     terms: list[str] = []
     seen: set[tuple[str, ...]] = set()
     for term in cleaned:
@@ -151,10 +151,10 @@ def _parsed_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             body = SynonymIn.model_validate(item)
         except ValidationError as exc:
             for error in exc.errors():
-                where = ".".join(str(p) for p in error["loc"])
-                faults.append({"path": f"items.{i}" + (f".{where}" if where else ""), "message": error["msg"]})
+                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+                faults.append({"path": f"items[{i}]{where}", "message": error["msg"]})
             continue
-        fields, item_faults = check_entry(body, f"items.{i}.")
+        fields, item_faults = check_entry(body, f"items[{i}].")
         faults.extend(item_faults)
         out.append(fields)
     if faults:
