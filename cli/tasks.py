@@ -93,7 +93,7 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
                 waited = max(time.monotonic() - started, (utcnow() - _aware(task.created_at)).total_seconds())
                 if view["status"] == "enqueued" and waited > stall_after and not stalled_said:
                     stalled_said = True
-                    bar_set.console.print(stall_message(task_id, waited, busy_runners(db)))
+                    bar_set.console.print(stall_message(task_id, waited, busy_runners(db)), soft_wrap=True)
             final = view["status"] in service.FINAL_STATUSES
             done = 1.0 if final else float(view["details"].get("progress") or 0.0)
             bar_set.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")
