@@ -7,7 +7,8 @@ from importlib.metadata import version as package_version
 
 import typer
 
-from cli import db, demo, index, status, support, tasks, tenants, worker
+from cli import db, index, status, support, tasks, tenants, worker
+from cli.demo import demo
 from cli.output import EXIT_CODES_HELP
 from cli.serve import serve
 
@@ -44,7 +45,7 @@ def main(
 app.command("serve")(serve)
 app.command("worker")(worker.worker)
 app.command("status")(status.status)
-app.command("demo")(demo.demo)
+app.command("demo")(demo)
 app.add_typer(db.app, name="db")
 app.add_typer(tenants.app, name="tenants")
 app.add_typer(support.app, name="support")
