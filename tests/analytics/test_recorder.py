@@ -1,0 +1,61 @@
+"""The recorder: counts reach the database on their own (no explicit flush), and a failed write
+keeps them for the next one."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
+
+from control_plane.analytics import store
+from control_plane.analytics.recorder import Recorder
+from control_plane.analytics.service import report
+from control_plane.search.service import search_runtime
+from tests.analytics.helpers import Shop
+
+
+def _searches(shop: Shop, index_id: str) -> int:
+    with shop.app.state.runtime.sessions() as db:
+        return int(report(db, index_id, store.today() - timedelta(days=1), store.today())["totals"]["searches"])
+
+
+def _event(index_id: str, q: str = "tv") -> dict[str, Any]:
+    return {"type": "search", "indexId": index_id, "q": q, "total": 3, "at": f"{store.today().isoformat()}T12:00:00+00:00"}
+
+
+def test_counts_are_written_without_an_explicit_flush(shop: Shop):
+    index_id = f"idx_{secrets.token_hex(10)}"
+    events = search_runtime(shop.app.state.runtime).events
+    for _ in range(3):
+        events.emit(_event(index_id))
+    deadline = time.monotonic() + 15
+    while _searches(shop, index_id) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _searches(shop, index_id) == 3
+
+
+class _FlakySessions:
+    def __init__(self, real: Any) -> None:
+        self.real, self.failing = real, True
+
+    def begin(self) -> Any:
+        if self.failing:
+            raise ConnectionError("database unreachable")
+        return self.real.begin()
+
+
+def test_a_failed_write_is_kept_for_the_next(shop: Shop):
+    index_id = f"idx_{secrets.token_hex(10)}"
+    sessions = _FlakySessions(shop.app.state.runtime.sessions)
+    recorder = Recorder(SimpleNamespace(sessions=sessions))  # type: ignore[arg-type]
+    recorder([_event(index_id), _event(index_id, "radio")])
+    recorder.flush()
+    assert recorder.written == 0 and _searches(shop, index_id) == 0
+    recorder([_event(index_id)])
+    sessions.failing = False
+    recorder.flush()
+    assert recorder.written == 3 and _searches(shop, index_id) == 3
+    recorder.flush()  # nothing pending: nothing added twice
+    assert _searches(shop, index_id) == 3
