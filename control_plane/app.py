@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from control_plane.analytics.endpoints import router as analytics_router
-from control_plane.analytics.recorder import start_analytics
+from control_plane.analytics.recorder import start_analytics, stop_analytics
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
 from control_plane.cabinet import install_cabinet
@@ -39,7 +39,7 @@ from shared.settings import Settings, get_settings
 # Start/stop hooks of parts that run beside the API (shard host, task runner), in start order.
 LifecycleHook = Callable[[Runtime], None]
 STARTUP_HOOKS: list[LifecycleHook] = [start_indexing, start_analytics, start_search]
-SHUTDOWN_HOOKS: list[LifecycleHook] = [stop_indexing, stop_search]
+SHUTDOWN_HOOKS: list[LifecycleHook] = [stop_indexing, stop_analytics, stop_search]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
