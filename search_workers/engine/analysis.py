@@ -30,13 +30,15 @@ from typing import Any
 
 from whoosh.analysis import Token, Tokenizer
 from whoosh.fields import TEXT
-from whoosh.lang import stemmer_for_language
+from whoosh.lang import stemmer_for_language, stopwords_for_language
 from whoosh.system import pack_uint
 
 CHUNK_RE = re.compile(r"[^\W_]+(?:[-./'\u2019&+][^\W_]+)*")
 PART_RE = re.compile(r"[^\W_]+")
 ATOM_RE = re.compile(r"\d+|[^\W\d_]+")
 _MAX_CACHE = 400_000
+#: comparatives shoppers type ("phone under 200", "cheap case"): dropped before real words
+_EXTRA_STOP_EN = frozenset({"less", "cheap", "cheaper", "cheapest", "around", "upto", "within", "without", "best"})
 
 
 def fold(text: str) -> str:
@@ -53,6 +55,7 @@ class QueryAtom:
     norm: str      # the index term for it (stemmed + folded)
     numeric: bool  # all digits
     chunk: int     # index of the chunk (query word) it came from
+    part: int = 0  # index of the part (within the query) it came from: "sm-g930" = parts sm, g930
 
 
 class TextAnalyzer:
@@ -154,12 +157,35 @@ class TextAnalyzer:
     # -- queries --------------------------------------------------------------------------
     def query_atoms(self, text: str) -> list[QueryAtom]:
         atoms: list[QueryAtom] = []
+        pi = 0
         for ci, chunk in enumerate(CHUNK_RE.findall(text)):
             low = chunk.casefold()
             for p in PART_RE.findall(low):
                 for a in ATOM_RE.findall(p):
-                    atoms.append(QueryAtom(raw=a, norm=self.normalize(a), numeric=a.isdigit(), chunk=ci))
+                    atoms.append(QueryAtom(raw=a, norm=self.normalize(a), numeric=a.isdigit(), chunk=ci, part=pi))
+                pi += 1
         return atoms
+
+    def phrase_terms(self, text: str) -> tuple[str, ...]:
+        """The terms a phrase given as words (a synonym) must all match: one per chunk, the
+        chunk's own term (``"wi-fi"`` -> ``wifi``, ``"s8"`` -> ``s8``, not ``s`` and ``8``)."""
+        return tuple(t for t in (self.chunk_main(c) for c in CHUNK_RE.findall(text)) if t)
+
+    @property
+    def stop_words(self) -> frozenset[str]:
+        """Words a query can lose first when all its words find nothing ("under", "for", "the"):
+        the language's stop words (Whoosh's lists) plus a few shopping comparatives, as typed
+        (case-folded, unstemmed)."""
+        sw = self.__dict__.get("_stop_words")
+        if sw is None:
+            try:
+                base = set(stopwords_for_language(self.language))
+            except Exception:  # pragma: no cover - a language without a list
+                base = set()
+            if self.language.startswith("en"):
+                base |= _EXTRA_STOP_EN
+            sw = self.__dict__["_stop_words"] = frozenset(fold(w) for w in base)
+        return sw
 
 
 _ANALYZERS: dict[tuple[str, bool], TextAnalyzer] = {}

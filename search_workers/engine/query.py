@@ -35,6 +35,7 @@ import bisect
 import heapq
 import html
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -43,7 +44,7 @@ import numpy as np
 
 from shared.contract import FieldWeight, Typo
 
-from .analysis import CHUNK_RE, TextAnalyzer, fold
+from .analysis import CHUNK_RE, QueryAtom, TextAnalyzer, fold
 from .errors import NO_DEADLINE, Deadline, EngineError
 from .memindex import MemIndex, Postings, keyword_values, text_of, to_bool, to_number
 
@@ -60,6 +61,16 @@ MAX_PREFIX_EXPANSIONS = 40
 MAX_TYPO_EXPANSIONS = 24
 MAX_TYPO_EXPANSIONS_KNOWN = 8
 PREFIX_LIMIT_BY_LEN = {1: 8, 2: 20}
+#: a word whose exact form (or glued/prefix alternatives) finds this many documents gets no typo
+#: variants ...
+TYPO_WORD_THRESHOLD = 8
+#: ... unless the query finds fewer documents than this without them
+TYPO_QUERY_THRESHOLD = 8
+#: a query naming a value of a searchable keyword field (a brand, a category): documents holding
+#: it get up to this much more score (the share of the query's words the value covers)
+KEYWORD_VALUE_BONUS = 1.0
+#: letters a model code starts with ("s8", "sm-g930", "j1"), see :func:`code_atoms`
+CODE_MAX_LETTERS = 2
 SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
@@ -82,6 +93,8 @@ class Alt:
 class Clause:
     word: str
     alts: list[Alt] = field(default_factory=list)
+    stop: bool = False  # a stop word ("under", "for"): the first to go when all words find nothing
+    numeric: bool = False
 
 
 # ----------------------------------------------------------------------------- distances
@@ -155,6 +168,8 @@ def _typo_candidates(idx: MemIndex, words: list[str], max_d: int) -> dict[str, i
             if c == w or c[0:1].isdigit() != w[0:1].isdigit():
                 continue
             d = osa_distance(w, c, max_d)
+            if c[:1] != w[:1]:  # a typo on the first letter counts as two (Meilisearch)
+                d += 1
             if 0 < d <= max_d:
                 targets = [c] if c in td else []
                 surf = surfaces.get(c)
@@ -190,6 +205,28 @@ def _prefix_candidates(idx: MemIndex, prefixes: list[str], limit: int) -> list[s
 
 
 # ----------------------------------------------------------------------------- clauses
+def code_atoms(atoms: Sequence[QueryAtom]) -> set[int]:
+    """Atoms of model codes ("s8", "j1", "g930", "6s", "4k"): a part mixing digits and a short
+    run of letters (at most CODE_MAX_LETTERS, at its start, or a single letter after digits).
+    Their pieces do not match alone: "s8" must not find the ``s`` of "Apple's" and the ``8`` of
+    "8GB"; the code matches as a whole (the glued alternative) or not at all."""
+    out: set[int] = set()
+    by_part: dict[int, list[int]] = {}
+    for k, a in enumerate(atoms):
+        by_part.setdefault(a.part, []).append(k)
+    for ks in by_part.values():
+        if len(ks) < 2:
+            continue
+        kinds = [atoms[k].numeric for k in ks]
+        if all(kinds) or not any(kinds):
+            continue
+        first = atoms[ks[0]]
+        letters = [atoms[k].raw for k in ks if not atoms[k].numeric]
+        if (not first.numeric and len(first.raw) <= CODE_MAX_LETTERS) or (first.numeric and all(len(x) == 1 for x in letters)):
+            out.update(ks)
+    return out
+
+
 def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, Sequence[Sequence[str]]] | None,
                   allow_prefix: bool, an: TextAnalyzer | None = None, deadline: Deadline = NO_DEADLINE) -> list[Clause]:
     """The clauses of ``text`` as analysed by ``an`` (default: the index language's). Every
@@ -202,39 +239,34 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
     typo_on = typo.enabled
     min1 = typo.min_word_size_one_typo
     min2 = typo.min_word_size_two_typos
-    syn_map: dict[str, Sequence[Sequence[str]]] = {}
-    if synonyms:
-        for word, alts in synonyms.items():
-            syn_map[an.normalize(str(word))] = alts
+    codes = code_atoms(atoms)
     trailing_space = text[-1:].isspace()
     clauses: list[Clause] = []
     last = len(atoms) - 1
+    stops = an.stop_words
     for i, a in enumerate(atoms):
         deadline.check()  # typo expansion of a long word walks thousands of deletion keys
-        c = Clause(word=a.raw)
+        c = Clause(word=a.raw, stop=fold(a.raw) in stops or (a.numeric and i > 0 and clauses[i - 1].stop),
+                   numeric=a.numeric)
         raw_f = fold(a.raw)
         exact = {a.norm, raw_f}
-        for t in exact:
-            c.alts.append(Alt((t,), F_EXACT, "exact"))
-        for syn in syn_map.get(a.norm, ()):
-            words = [t for w in syn for t in (x.norm for x in an.query_atoms(str(w)))]
-            if words and tuple(words) != (a.norm,):
-                c.alts.append(Alt(tuple(words), F_SYN, "syn"))
+        if i not in codes:
+            for t in exact:
+                c.alts.append(Alt((t,), F_EXACT, "exact"))
         if (i == last and allow_prefix and not trailing_space and not (a.numeric and len(a.raw) < 2)
                 and sum(1 for x in atoms if x.chunk == a.chunk) == 1):
             limit = PREFIX_LIMIT_BY_LEN.get(len(a.raw), MAX_PREFIX_EXPANSIONS)
             for t in prefix_candidates(idx, [a.norm, raw_f], limit):
                 if t not in exact:
                     c.alts.append(Alt((t,), F_PREFIX, "prefix"))
-        if typo_on and not a.numeric and len(a.raw) >= min1:
+        if typo_on and not a.numeric and len(a.raw) >= min1 and i not in codes:
             max_d = 2 if len(a.raw) >= min2 else 1
             cands = typo_candidates(idx, sorted(exact), max_d)
             # a word that is itself in the dictionary needs fewer typo alternatives
             cap = MAX_TYPO_EXPANSIONS_KNOWN if any(t in td for t in exact) else MAX_TYPO_EXPANSIONS
-            if len(cands) > cap:
-                # ties by the term: every process keeps the same expansions
-                best = heapq.nsmallest(cap, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0), kv[0]))
-                cands = dict(best)
+            # the closest and most frequent first, ties by the term: every process keeps (and
+            # orders) the same expansions
+            cands = dict(heapq.nsmallest(cap, cands.items(), key=lambda kv: (kv[1], -td.get(kv[0], 0), kv[0])))
             have = {x.terms[0] for x in c.alts if len(x.terms) == 1}
             for t, d in cands.items():
                 if t not in have:
@@ -258,7 +290,51 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
             if joined in td and joined not in {x.norm for x in atoms[i:j]}:
                 for k in range(i, j):
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
+    # a model code of more than 3 atoms ("a1b2c3"): the whole part
+    parts: dict[int, list[int]] = {}
+    for k in sorted(codes):
+        parts.setdefault(atoms[k].part, []).append(k)
+    for ks in parts.values():
+        if len(ks) > 3:
+            joined = an.normalize("".join(atoms[k].raw for k in ks))
+            if joined in td:
+                for k in ks:
+                    clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
+    if synonyms:
+        add_synonyms(clauses, atoms, synonyms, an)
     return clauses
+
+
+def add_synonyms(clauses: list[Clause], atoms: Sequence[QueryAtom],
+                 synonyms: Mapping[str, Sequence[Sequence[str]]], an: TextAnalyzer) -> None:
+    """The merchant's synonyms as alternatives: a key of one or more words matching consecutive
+    atoms (compared as the analyzer normalises them) gives each of its alternatives (one or more
+    words, all to be found in one field) to every clause of the span, like a glued alternative.
+    They are never pruned as typo variants are (see :func:`gate_typos`)."""
+    spans: dict[tuple[str, ...], list[Sequence[str]]] = {}
+    for key, alts in synonyms.items():
+        kw = tuple(x.norm for x in an.query_atoms(str(key)))
+        if kw:
+            spans.setdefault(kw, []).extend(alts)
+    if not spans:
+        return
+    longest = max(len(k) for k in spans)
+    norms = [a.norm for a in atoms]
+    for i in range(len(atoms)):
+        for j in range(i + 1, min(len(atoms), i + longest) + 1):
+            span = tuple(norms[i:j])
+            found = spans.get(span)
+            if not found:
+                continue
+            own = {span, tuple(an.phrase_terms(" ".join(a.raw for a in atoms[i:j])))}
+            seen: set[tuple[str, ...]] = set()
+            for syn in found:
+                words = an.phrase_terms(" ".join(str(w) for w in syn))
+                if not words or words in own or words in seen:
+                    continue
+                seen.add(words)
+                for k in range(i, j):
+                    clauses[k].alts.append(Alt(words, F_SYN, "syn"))
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -321,12 +397,70 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, Fiel
                     present.append((a, cast(list[Postings], got)))
             if not present:
                 continue
-            singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
-            # posting lists still hold deleted docs until compaction: df never above the live count
-            max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
-            fps.append(FieldPlan(fname, float(fcfg.weight), _idf(n_live, min(max_df, n_live)), present))
+            fps.append(FieldPlan(fname, float(fcfg.weight), _plan_idf(n_live, present), present))
         plans.append(fps)
     return plans
+
+
+def _plan_idf(n_live: int, present: list[tuple[Alt, list[Postings]]]) -> float:
+    """The clause's idf in a field: that of its most frequent (single-word) alternative."""
+    singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
+    # posting lists still hold deleted docs until compaction: df never above the live count
+    max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
+    return _idf(n_live, min(max_df, n_live))
+
+
+def _plain_docs(idx: MemIndex, fps: list[FieldPlan], enough: int) -> int:
+    """Documents a clause finds without typos (exact, glued, prefix alternatives), counted
+    exactly only below ``enough``."""
+    arrays = [ps[0].docs for fp in fps if fp.weight > 0 for a, ps in fp.present
+              if a.kind in ("exact", "join", "prefix")]
+    if not arrays:
+        return 0
+    sizes = [len(d) for d in arrays]
+    if max(sizes) >= enough or sum(sizes) < enough:
+        return max(max(sizes), min(sum(sizes), enough - 1))
+    return len(_union(idx, arrays))
+
+
+def gate_typos(idx: MemIndex, plans: list[list[FieldPlan]], enough: int = TYPO_WORD_THRESHOLD) -> list[list[FieldPlan]] | None:
+    """The plans without the typo variants of the words whose exact form (or glued or prefix
+    alternatives) finds ``enough`` documents (Typesense's ``typo_tokens_threshold``, per word):
+    "iphone" must not find every "phone". ``None``: no word has typo variants to lose.
+    Synonyms stay (the merchant's explicit intent)."""
+    n_live = max(idx.n_live, 1)
+    out: list[list[FieldPlan]] = []
+    changed = False
+    for fps in plans:
+        if not any(a.kind == "typo" for fp in fps for a, _ in fp.present) or _plain_docs(idx, fps, enough) < enough:
+            out.append(fps)
+            continue
+        changed = True
+        kept: list[FieldPlan] = []
+        for fp in fps:
+            present = [(a, ps) for a, ps in fp.present if a.kind != "typo"]
+            if present:
+                kept.append(FieldPlan(fp.field, fp.weight, _plan_idf(n_live, present), present))
+        out.append(kept)
+    return out if changed else None
+
+
+def plan_candidates(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, FieldWeight],
+                    field_clauses: dict[str, list[Clause]] | None, any_clause: bool, base: np.ndarray | None,
+                    deadline: Deadline = NO_DEADLINE) -> tuple[list[list[FieldPlan]], np.ndarray]:
+    """The plans and candidate slots of a query: first without the typo variants of words
+    found often enough as typed (:func:`gate_typos`); with them all when that finds fewer
+    than TYPO_QUERY_THRESHOLD documents within ``base`` (then typos come before dropping words)."""
+    plans = plan_clauses(idx, clauses, fields, field_clauses)
+    deadline.check()
+    gated = gate_typos(idx, plans)
+    if gated is not None:
+        cands = candidate_slots(idx, gated, any_clause)
+        found = len(cands) if base is None else int(np.count_nonzero(np.take(base, cands)))
+        if found >= TYPO_QUERY_THRESHOLD:
+            return gated, cands
+        deadline.check()
+    return plans, candidate_slots(idx, plans, any_clause)
 
 
 def _union(idx: MemIndex, arrays: list[np.ndarray]) -> np.ndarray:
@@ -431,27 +565,52 @@ def _posting_mask(idx: MemIndex, fname: str, term: str, p: Postings) -> np.ndarr
 
 
 def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray | None,
-                  deadline: Deadline = NO_DEADLINE) -> tuple[list[int], np.ndarray]:
-    """All words found nothing: drop the most common words until something matches in ``base``.
+                  deadline: Deadline = NO_DEADLINE, clauses: Sequence[Clause] | None = None) -> tuple[list[int], np.ndarray]:
+    """All words found nothing: drop the least informative words until something matches in
+    ``base``.
 
-    Returns the clauses kept and the live slots matching all of them (filters aside: facets count
-    disjunctively). Word membership is a mask over the shard per clause, exactly the docs the
-    clause scores above zero in: which words to drop is decided by counting, and only the
-    survivors get scored."""
+    Words matching nothing go first; then stop words ("under", "for", and a number right after
+    one: "under 200"), then bare numbers found only as typed (no glued or synonym alternative)
+    and words found mostly as typo variants, then the most common words. Returns the clauses kept and the live slots matching all of
+    them (filters aside: facets count disjunctively). Word membership is a mask over the shard
+    per clause, exactly the docs the clause scores above zero in: which words to drop is decided
+    by counting, and only the survivors get scored."""
     masks = []
     for fps in plans:
         deadline.check()
         masks.append(clause_mask(idx, fps))
     counts = [int(np.count_nonzero(m if base is None else m & base)) for m in masks]
     kept = [i for i in range(len(plans)) if counts[i] > 0]
+    rank = []
+    for i, fps in enumerate(plans):
+        r = _drop_class(clauses[i] if clauses else None, fps)
+        if r == 0 and counts[i] and any(a.kind == "typo" for fp in fps for a, _ in fp.present):
+            plain = [FieldPlan(fp.field, fp.weight, fp.idf, [(a, ps) for a, ps in fp.present if a.kind != "typo"])
+                     for fp in fps]
+            m = clause_mask(idx, plain)
+            if int(np.count_nonzero(m if base is None else m & base)) * 2 < counts[i]:
+                r = 1  # found mostly as typo variants: a guess at what was meant
+        rank.append(r)
     while kept:
         both = masks[kept[0]].copy()
         for i in kept[1:]:
             both &= masks[i]
         if (both if base is None else both & base).any():
             return kept, np.flatnonzero(both).astype(np.int32)
-        kept.remove(max(kept, key=lambda i: (counts[i], i)))
+        kept.remove(max(kept, key=lambda i: (rank[i], counts[i], i)))
     return kept, _EMPTY_SLOTS
+
+
+def _drop_class(clause: Clause | None, fps: list[FieldPlan]) -> int:
+    """How little a word tells (dropped first: the highest): 2 a stop word, 1 a bare number
+    found only as typed, 0 any other word."""
+    if clause is None:
+        return 0
+    if clause.stop:
+        return 2
+    if clause.numeric and not any(a.kind != "exact" for fp in fps for a, _ in fp.present):
+        return 1
+    return 0
 
 
 def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, dense: bool | None = None,
@@ -559,6 +718,70 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping
             cnt += _rows_any(adj, width)
         np.maximum(best, cnt * np.float32(float(fc.weight) / wmax / npairs), out=best)
     return best
+
+
+def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping[str, FieldWeight]) -> np.ndarray | None:
+    """Per candidate, the factor of documents holding a value of a queried keyword field that
+    the query names (Algolia's attribute and exact criteria): "samsung" ranks Samsung's own
+    products above cases "for Samsung Galaxy"; "iphone 7 case" the category "iPhone 7 Cases".
+    ``1 + KEYWORD_VALUE_BONUS * share of the query's words covered`` (the longest value per
+    field, the fields' covers summed); ``None`` when the query names no value."""
+    if not len(cands):
+        return None
+    cover: np.ndarray | None = None
+    n_words = 0
+    for fname, fc in fields.items():
+        spec = idx.fields.get(fname)
+        if fc.weight <= 0 or spec is None or spec.type not in ("keyword", "keyword[]") or fname not in idx.kw_ord:
+            continue
+        an = idx.field_an.get(fname, idx.analyzer)
+        table, longest = _value_table(idx, fname, an)
+        if not table:
+            continue
+        norms = [a.norm for a in an.query_atoms(text)[:MAX_ATOMS]]
+        n_words = max(n_words, len(norms))
+        fcover: np.ndarray | None = None
+        for i in range(len(norms)):
+            for j in range(min(len(norms), i + longest), i, -1):
+                ords = table.get(tuple(norms[i:j]))
+                if ords is None:
+                    continue
+                held = np.take(_kw_mask(idx, fname, np.asarray(ords, dtype=np.int32)), cands) * np.float32(j - i)
+                fcover = held if fcover is None else np.maximum(fcover, held)
+                break
+        if fcover is not None:
+            cover = fcover if cover is None else cover + fcover
+    if cover is None or not n_words:
+        return None
+    return (1.0 + KEYWORD_VALUE_BONUS * np.minimum(cover / np.float32(n_words), 1.0)).astype(np.float32)
+
+
+_VALUE_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+MAX_VALUE_WORDS = 6
+
+
+def _value_table(idx: MemIndex, fname: str, an: TextAnalyzer) -> tuple[dict[tuple[str, ...], list[int]], int]:
+    """A keyword field's values as query atoms (normalised words) -> their ordinals, and the
+    most words of a value; kept per shard and extended as values are added (ordinals only
+    grow: a rebuilt value list starts the table over)."""
+    per = _VALUE_TABLES.get(idx)
+    if per is None:
+        per = _VALUE_TABLES[idx] = {}
+    vals = idx.kw_vals[fname]
+    hit = per.get(fname)
+    if hit is None or hit[0] is not vals or hit[1] > len(vals) or hit[4] is not an:
+        hit = [vals, 0, {}, 0, an]
+        per[fname] = hit
+    if hit[1] < len(vals):
+        table: dict[tuple[str, ...], list[int]] = hit[2]
+        longest = hit[3]
+        for o in range(hit[1], len(vals)):
+            words = tuple(a.norm for a in an.query_atoms(vals[o][:200]))
+            if 0 < len(words) <= MAX_VALUE_WORDS:
+                table.setdefault(words, []).append(o)
+                longest = max(longest, len(words))
+        hit[1], hit[3] = len(vals), longest
+    return hit[2], hit[3]
 
 
 def _rows_any(flags: np.ndarray, width: int) -> np.ndarray:

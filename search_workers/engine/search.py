@@ -64,10 +64,10 @@ from .query import (
     Clause,
     and_masks,
     build_clauses,
-    candidate_slots,
     compile_filters,
     highlight_text,
-    plan_clauses,
+    keyword_value_bonus,
+    plan_candidates,
     proximity_bonus,
     relax_clauses,
     score_plans,
@@ -132,9 +132,7 @@ class ShardSearch:
         deadline.check()
         clauses, field_clauses = self._clauses(query, fields_cfg, deadline) if q.strip() else ([], {})
         if clauses:
-            plans = plan_clauses(mem, clauses, fields_cfg, field_clauses)
-            deadline.check()
-            cands = candidate_slots(mem, plans, any_clause=query.operator == "or")
+            plans, cands = plan_candidates(mem, clauses, fields_cfg, field_clauses, query.operator == "or", base, deadline)
             deadline.check()
             kept = list(range(len(clauses)))
             may_relax = query.operator == "and" and query.relax and len(clauses) > 1
@@ -148,7 +146,7 @@ class ShardSearch:
                 match = and_masks(len(cands), [s > 0 for s in sc.clause_scores])
                 strict = not may_relax or and_masks(len(cands), [match, inbase]).any()
             if not strict:
-                kept, cands = relax_clauses(mem, plans, base, deadline)
+                kept, cands = relax_clauses(mem, plans, base, deadline, clauses)
                 inbase = _at(base, cands)
                 sc = score_plans(mem, plans, cands, deadline=deadline)
                 match = and_masks(len(cands), [sc.clause_scores[i] > 0 for i in kept])
@@ -160,6 +158,9 @@ class ShardSearch:
             score = np.zeros(len(cands), dtype=np.float32)
             for i in kept:
                 score += sc.clause_scores[i]
+            kwb = keyword_value_bonus(mem, q, cands, fields_cfg)  # a brand / category named by the query
+            if kwb is not None:
+                score *= kwb
             if len(kept) >= 2:
                 wmax = max(c.weight for c in fields_cfg.values())
                 best = np.zeros(len(cands), dtype=np.float32)

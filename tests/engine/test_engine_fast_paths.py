@@ -136,7 +136,8 @@ def test_expansion_ties_are_broken_by_the_term_in_every_process():
         outs.add(done.stdout)
     assert len(outs) == 1
     alts = json.loads(outs.pop())
-    assert [t[0] for t, kind in alts["cart"] if kind == "typo"] == sorted(typos)[:8]  # a known word: 8 typos
+    # a known word: 8 typos at most; one on the first letter counts as two ("bart" is 2 away)
+    assert [t[0] for t, kind in alts["cart"] if kind == "typo"] == sorted(t for t in typos if t[0] == "c")[:8]
     assert [t[0] for t, kind in alts["zq"] if kind == "prefix"] == [f"zq{chr(97 + i)}x" for i in range(20)]
 
 

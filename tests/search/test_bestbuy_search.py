@@ -146,8 +146,9 @@ def test_highlights_mark_matched_words(client, shop):
 
 def test_words_that_occur_together_never_answer_empty(client, shop):
     assert search(client, shop, q="samsung galaxy s7 edge unicornword")["total"] > 0
-    # query syntax is plain text: the same answer as its words, relaxed down to the one that occurs
+    # query syntax is plain text: the same answer as its words, relaxed (which words survive is
+    # decided per shard by counting: stop words and typo guesses go first)
     syntax = search(client, shop, q="plain text: name:foo* AND (bar")
     words = search(client, shop, q="plain text name foo and bar")
-    assert syntax["total"] == words["total"] == search(client, shop, q="bar")["total"] > 0
+    assert syntax["total"] == words["total"] > 0
     assert ids(syntax) == ids(words)
