@@ -29,6 +29,7 @@ from control_plane.access import Principal, request_principal
 from control_plane.deps import client_ip
 from control_plane.errors import error_response
 from control_plane.mcp import tools
+from control_plane.outages import unavailable, unavailable_part
 from control_plane.runtime import Runtime
 from shared.errors import ServiceError, forbidden
 
@@ -71,6 +72,18 @@ async def _run(fn: Callable[..., T], *args: Any) -> T:
         return await to_thread.run_sync(fn, *args)
     except ServiceError as exc:
         raise _tool_error(exc) from None
+    except Exception as exc:
+        part = unavailable_part(exc)  # the database or Redis is unreachable: say so, as the routes do
+        if part is None:
+            raise
+        raise _tool_error(unavailable(part)) from None
+
+
+def _unavailable(exc: Exception) -> ServiceError:
+    part = unavailable_part(exc)
+    if part is None:
+        raise exc
+    return unavailable(part)
 
 
 class ShopsearchMCP(MCPServer):
@@ -122,6 +135,8 @@ def build_server(runtime: Runtime) -> ShopsearchMCP:
             return await tools.search(runtime, caller.principal, index_id, body, caller.ip)
         except ServiceError as exc:
             raise _tool_error(exc) from None
+        except Exception as exc:
+            raise _tool_error(_unavailable(exc)) from None
 
     @server.tool(annotations=READ_ONLY)
     async def get_document(
@@ -176,8 +191,9 @@ class MCPEndpoint:
             principal = await request_principal(self.runtime, request)
             if principal.kind != "secret_key" or principal.key is None:
                 raise forbidden("MCP needs a secret key")
-        except ServiceError as exc:
-            await error_response(exc)(scope, receive, send)
+        except Exception as exc:
+            error = exc if isinstance(exc, ServiceError) else _unavailable(exc)
+            await error_response(error)(scope, receive, send)
             return
         token = _caller.set(Caller(principal, client_ip(request)))
         try:
