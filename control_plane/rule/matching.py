@@ -87,7 +87,9 @@ class RuleSet:
                 bucket = self._by.setdefault((anchoring, key), [])
                 if rule not in bucket:
                     bucket.append(rule)
-        self._longest = max((len(k) for _, k in self._by), default=0)
+        self._longest = {a: max((len(k) for b, k in self._by if b == a), default=0)
+                         for a in ("startsWith", "endsWith", "contains")}
+        self._seen: dict[tuple[str, ...], list[CompiledRule]] = {}  # query words -> rules they trigger
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -97,6 +99,15 @@ class RuleSet:
         if not self.rules:
             return []
         words = tuple(match_form(a) for a in atoms(q)[:MAX_QUERY_WORDS])
+        found = self._seen.get(words)
+        if found is None:
+            found = self._by_words(words)
+            if len(self._seen) > 50_000:
+                self._seen.clear()
+            self._seen[words] = found
+        return [r for r in found if filters_hold(filters, r.filters)]
+
+    def _by_words(self, words: tuple[str, ...]) -> list[CompiledRule]:
         found: dict[str, CompiledRule] = {r.id: r for r in self._always}
         n = len(words)
         by = self._by
@@ -107,14 +118,15 @@ class RuleSet:
 
         if words:
             take("is", words)
-            for k in range(1, min(n, self._longest) + 1):
+            for k in range(1, min(n, self._longest["startsWith"]) + 1):
                 take("startsWith", words[:k])
+            for k in range(1, min(n, self._longest["endsWith"]) + 1):
                 take("endsWith", words[n - k:])
-            for i in range(n):
-                for j in range(i + 1, min(n, i + self._longest) + 1):
+            longest = self._longest["contains"]
+            for i in range(n if longest else 0):
+                for j in range(i + 1, min(n, i + longest) + 1):
                     take("contains", words[i:j])
-        out = [r for r in found.values() if filters_hold(filters, r.filters)]
-        return sorted(out, key=lambda r: (r.position, r.id))
+        return sorted(found.values(), key=lambda r: (r.position, r.id))
 
     def applying(self, q: str, filters: dict[str, Any] | None, now: datetime | None = None) -> list[CompiledRule]:
         now = now or datetime.now(UTC)

@@ -46,6 +46,7 @@ class SynonymSet:
         self._alts: dict[tuple[str, ...], Alternatives] = {k: tuple(v) for k, v in alts.items() if k and v}
         self._longest = max((len(k) for k in self._alts), default=0)
         self._near: dict[str, set[str]] = {}
+        self._near_seen: dict[tuple[str, int], str | None] = {}  # (word, distance) -> nearest entry
         for key in self._alts:
             if len(key) == 1 and len(key[0]) >= MIN_TYPO_WORD and not key[0].isdigit():
                 for variant in deletes(key[0], 2 if len(key[0]) >= 8 else 1):
@@ -72,7 +73,13 @@ class SynonymSet:
             for i, form in enumerate(forms):
                 if i in matched or form.isdigit() or len(form) < max(min_one_typo, MIN_TYPO_WORD):
                     continue
-                near = self._nearest(form, 2 if len(form) >= min_two_typos else 1)
+                distance = 2 if len(form) >= min_two_typos else 1
+                near = self._near_seen.get((form, distance), "")
+                if near == "":
+                    near = self._nearest(form, distance)
+                    if len(self._near_seen) > 50_000:
+                        self._near_seen.clear()
+                    self._near_seen[(form, distance)] = near
                 if near is not None:
                     out["~" + words[i]] = ((near,), *self._alts[(near,)])
         return out or None

@@ -1,0 +1,164 @@
+"""What synonyms and ranking rules cost a search (issue #12: at most 1.2x p50 and p99).
+
+    python -m benchmarks.merch_bench [--docs 100000] [--shards 2] [--seconds 8] [--rounds 3]
+                                     [--synonyms 1000] [--rules 200] [--workers N]
+
+1. Starts ``shopsearch serve``, loads the Best Buy catalog expanded to ``--docs`` products and saves
+   the storefront profile (``common.STOREFRONT_PROFILE``), as ``search_bench`` does.
+2. Builds ``--synonyms`` synonyms (multiway groups of real query and product-name words, multi-word
+   phrases, oneway entries) and ``--rules`` rules (patterns of real query words with every
+   anchoring; boosts, buries, pins, hides, added filters, validity windows), so many searches
+   trigger some of them.
+3. Alternates rounds without and with them (deleting and importing the synonyms, disabling and
+   enabling the rules) on uncached shopper-like word combinations at 4 clients, each round its own
+   queries, and prints p50/p99 per round and the ratio of the medians.
+4. In-process: the cost of matching one query against the compiled synonyms and rules (µs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from typing import Any
+
+import httpx
+
+from benchmarks.common import (
+    STOREFRONT_FACETS,
+    STOREFRONT_MAPPING,
+    STOREFRONT_PROFILE,
+    expand,
+    make_tenant,
+    running_server,
+    upload_catalog,
+    weighted_queries,
+)
+from benchmarks.search_bench import ORIGIN, load, measured, report, word_combinations
+from control_plane.rule.matching import RuleSet, compile_rule
+from control_plane.synonym.matching import SynonymSet
+from control_plane.synonym.solr import render
+
+
+def make_synonyms(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    words = sorted({w for q in weighted_queries(5_000, seed) for w in q.lower().split() if w.isalpha() and len(w) > 2})
+    out: list[dict[str, Any]] = []
+    while len(out) < n:
+        kind = rng.random()
+        if kind < 0.6:
+            out.append({"type": "multiway", "terms": rng.sample(words, rng.choice((2, 3, 4)))})
+        elif kind < 0.8:
+            out.append({"type": "multiway", "terms": [" ".join(rng.sample(words, 2)), rng.choice(words)]})
+        else:
+            out.append({"type": "oneway", "input": rng.choice(words), "synonyms": rng.sample(words, 2)})
+    return [dict(e, enabled=True) for e in out]
+
+
+def make_rules(n: int, docs: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    queries = [q.lower() for q in weighted_queries(5_000, seed)]
+    brands = sorted({d["brand"] for d in docs[:3291] if d.get("brand")})
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        q = rng.choice(queries).split()
+        anchoring = rng.choice(("is", "startsWith", "endsWith", "contains", "contains"))
+        pattern = " ".join(q if anchoring == "is" else q[:1] if anchoring == "startsWith" else q[-1:])
+        consequence: dict[str, Any]
+        roll = rng.random()
+        if roll < 0.4:
+            consequence = {"boost": [{"filters": {"brand": [rng.choice(brands)]}, "weight": 2}]}
+        elif roll < 0.55:
+            consequence = {"bury": [{"filters": {"brand": [rng.choice(brands)]}, "weight": 0.5}]}
+        elif roll < 0.75:
+            consequence = {"pin": [{"id": rng.choice(docs)["id"], "position": rng.randint(1, 5)}]}
+        elif roll < 0.9:
+            consequence = {"hide": [rng.choice(docs)["id"] for _ in range(3)]}
+        else:
+            consequence = {"addFilters": {"price": {"lt": 500}}, "userData": {"banner": f"b{i}"}}
+        rule: dict[str, Any] = {"name": f"rule {i}", "conditions": [{"pattern": pattern, "anchoring": anchoring}],
+                                "consequence": consequence}
+        if i % 10 == 0:
+            rule["validity"] = [{"from": "2020-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}]
+        out.append(rule)
+    return out
+
+
+def matching_cost(synonyms: list[dict[str, Any]], rules: list[dict[str, Any]], queries: list[str]) -> str:
+    syn = SynonymSet((s["type"], s.get("terms") or [], s.get("input"), s.get("synonyms") or []) for s in synonyms)
+    compiled = RuleSet(compile_rule(f"r{i}", r["name"], True, i + 1, r) for i, r in enumerate(rules))
+    started = time.perf_counter()
+    touched = 0
+    for q in queries:
+        touched += bool(syn.for_query(q)) or bool(compiled.applying(q, None))
+    per = (time.perf_counter() - started) / len(queries) * 1e6
+    return (f"in-process matching: {per:.1f} µs per query against {len(syn)} synonym keys and {len(compiled)} rules "
+            f"({touched / len(queries):.0%} of the queries touched by some)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=8.0, help="length of each round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds without and with (alternating)")
+    parser.add_argument("--synonyms", type=int, default=1000)
+    parser.add_argument("--rules", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+
+    docs = expand(args.docs)
+    synonyms = make_synonyms(args.synonyms)
+    rules = make_rules(args.rules, docs)
+    per_round = max(1_500, int(300 * args.seconds))
+    combos = word_combinations(per_round * (2 * args.rounds + 1))
+    print(matching_cost(synonyms, rules, combos[:5_000]), flush=True)
+    results: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    with running_server(workers=args.workers) as server:
+        tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
+        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=300)
+        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
+                          json={"name": "bestbuy", "shards": args.shards, "mapping": STOREFRONT_MAPPING}).json()
+        index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
+        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
+        upload_catalog(server.base, tenant, index_url, docs)
+        profile = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE).json()
+        url = f"{server.base}/v1/search/{profile['profileKey']}"
+        public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
+        rule_ids = []
+        for rule in rules:
+            response = http.post(index_url + "/rules", json=rule)
+            response.raise_for_status()
+            rule_ids.append(response.json()["id"])
+        load(url, public, combos[-per_round:], 4, 3)  # warm-up
+
+        def switch(on: bool) -> None:
+            body = {"solr": render(synonyms), "mode": "replace"} if on else {"solr": "", "mode": "replace"}
+            http.post(index_url + "/synonyms/import", json=body).raise_for_status()
+            for rule_id, rule in zip(rule_ids, rules, strict=True):
+                http.put(f"{index_url}/rules/{rule_id}", json={**rule, "enabled": on}).raise_for_status()
+
+        for n in range(2 * args.rounds):
+            on = n % 2 == 1
+            switch(on)
+            queries = combos[n * per_round:(n + 1) * per_round]
+            applied = sum(1 for q in queries[:200]
+                          if http.post(url, json={"q": q}, headers=public).json().get("appliedRules"))
+            result = measured(server.pid, lambda q=queries: load(url, public, q[200:], 4, args.seconds))
+            results[on].append(result)
+            name = f"round {n // 2 + 1} {'with' if on else 'without'} merchandising, 4 clients"
+            print(report(name, result) + (f"  (rules applied to {applied / 2:.0f}% of the first 200)" if on else ""),
+                  flush=True)
+    without = {k: statistics.median(r[k] for r in results[False]) for k in ("p50", "p99")}
+    with_ = {k: statistics.median(r[k] for r in results[True]) for k in ("p50", "p99")}
+    print(f"\n== {len(docs)} products, {args.shards} shards, {args.synonyms} synonyms, {args.rules} rules; "
+          f"uncached word combinations at 4 clients, median of {args.rounds} rounds each")
+    for k in ("p50", "p99"):
+        print(f"{k}: without {without[k]:.2f} ms, with {with_[k]:.2f} ms, ratio {with_[k] / without[k]:.2f} "
+              f"(target <= 1.20)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
