@@ -23,6 +23,7 @@ class SuggestionConfig(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON)
     built: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     built_version: Mapped[int] = mapped_column(Integer, default=0)
+    built_count: Mapped[int] = mapped_column(Integer, default=0)
     # what the last build saw: the index's sequence and serving generation (catalog changes since -> rebuild)
     built_seq: Mapped[int] = mapped_column(BigInteger, default=-1)
     built_generation: Mapped[int] = mapped_column(Integer, default=-1)

@@ -23,6 +23,7 @@ def upgrade() -> None:
     sa.Column('settings', sa.JSON(), nullable=False),
     sa.Column('built', sa.LargeBinary(), nullable=True),
     sa.Column('built_version', sa.Integer(), nullable=False),
+    sa.Column('built_count', sa.Integer(), nullable=False),
     sa.Column('built_seq', sa.BigInteger(), nullable=False),
     sa.Column('built_generation', sa.Integer(), nullable=False),
     sa.Column('built_at', control_plane.db.UTCDateTime(timezone=True), nullable=True),

@@ -1,0 +1,223 @@
+"""The ``suggestions.rebuild`` task: gather candidates, drop those that find nothing, score, store.
+
+Candidates come from the configured source fields of the live documents, from popular queries
+(analytics: searches that found results), and from the custom suggestions. Each text is scored
+``weight x (1 + ln(1 + evidence))`` per source, where the evidence is the number of documents
+holding the value (fields) plus the searches that found results and three times the clicks of
+that text as a query (popularity, every source). The output keeps every source's score, so
+disabling a source takes effect before the next rebuild (see ``serving``).
+
+Never a suggestion that finds nothing: a field value of a live document in a field the
+verification search queries finds at least that document; every other candidate (popular
+queries, custom texts, values of fields the search does not query) is searched on the serving
+shards, through the products profile when one is set, else the index's default settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from control_plane.analytics.service import popular_queries
+from control_plane.db import utcnow
+from control_plane.document.models import Document
+from control_plane.index import repository as index_rows
+from control_plane.index.models import Index
+from control_plane.profile import repository as profiles
+from control_plane.profile.service import settings_of as profile_settings
+from control_plane.profile.validation import default_settings as default_profile
+from control_plane.search.profile_query import SearchRequest, engine_query
+from control_plane.shard import ShardBridge, search_serving
+from control_plane.suggestion import repository
+from control_plane.suggestion.matcher import words_of
+from control_plane.suggestion.schemas import SuggestionSettings
+from control_plane.suggestion.service import settings_of
+from control_plane.task.queue import TaskFailed
+from control_plane.task.registry import TaskContext
+
+log = logging.getLogger("shopsearch.suggestions")
+
+MAX_TEXT_CHARS = 120
+MAX_SUGGESTIONS = 200_000
+POPULAR_WEIGHT = 1.0
+CLICK_FACTOR = 3
+VERIFY_BATCH = 16
+POPULAR_LIMIT = 1000
+
+
+def _values(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, str):
+                yield v
+
+
+class Candidates:
+    """Texts by their normalized form: the display text, and evidence per source."""
+
+    def __init__(self) -> None:
+        self.text: dict[str, str] = {}
+        self.evidence: dict[str, dict[str, float]] = {}
+        self.custom: dict[str, tuple[str, float]] = {}  # norm -> (custom id, weight)
+
+    def add(self, text: str, source: str, evidence: float = 1.0) -> str | None:
+        text = " ".join(text.split())
+        if not text or len(text) > MAX_TEXT_CHARS:
+            return None
+        norm = " ".join(words_of(text))
+        if not norm:
+            return None
+        self.text.setdefault(norm, text)
+        per = self.evidence.setdefault(norm, {})
+        per[source] = per.get(source, 0.0) + evidence
+        return norm
+
+
+def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fields: set[str],
+            ) -> tuple[Candidates, set[str], dict[str, float]]:
+    """The candidates, the normalized texts that need a search to be kept, and popularity per text."""
+    found = Candidates()
+    unverified: set[str] = set()
+    fields = [s.field for s in settings.sources]
+    if fields:
+        rows = db.execute(select(Document.body).where(Document.index_id == index.id, Document.deleted.is_(False))
+                          .execution_options(yield_per=2000))
+        for (body,) in rows:
+            if not isinstance(body, dict):
+                continue
+            for name in fields:
+                for value in set(_values(body.get(name))):
+                    norm = found.add(value, name)
+                    if norm is not None and name not in trusted_fields:
+                        unverified.add(norm)
+    popularity: dict[str, float] = {}
+    for pq in popular_queries(db, index.id, days=settings.popular_queries.days, min_searches=1, limit=POPULAR_LIMIT):
+        norm = " ".join(words_of(pq.query))
+        if not norm:
+            continue
+        popularity[norm] = popularity.get(norm, 0.0) + pq.searches_with_results + CLICK_FACTOR * pq.clicks
+        pop = settings.popular_queries
+        if pop.enabled and pq.searches >= pop.min_searches and pq.searches_with_results > 0:
+            added = found.add(pq.query, "popular", 0.0)
+            if added is not None:
+                unverified.add(added)
+    for custom in repository.custom_of_index(db, index.id):
+        norm = found.add(custom.text, "custom", 0.0)
+        if norm is not None:
+            found.custom[norm] = (custom.id, float(custom.weight))
+            unverified.add(norm)
+    return found, unverified, popularity
+
+
+def _verification(db: Session, index: Index, settings: SuggestionSettings) -> tuple[Any, set[str]]:
+    """The profile settings a suggestion is searched with, and the fields it queries."""
+    mapping = index.serving_mapping or index.mapping
+    key = settings.products.profile_key
+    profile = profiles.by_key(db, key, index_id=index.id) if key else None
+    verify = profile_settings(profile) if profile is not None else default_profile(mapping, [])
+    # profiles (and the defaults) query searchable fields only; a profile filter may exclude the document
+    trusted = set() if verify.filters else set(verify.query_fields)
+    return verify, trusted
+
+
+def _finds_something(bridge: ShardBridge, index: Index, verify: Any, texts: list[str],
+                     timeout_ms: float) -> dict[str, bool]:
+    spec = index.shard_spec()
+    mapping = index.serving_mapping or index.mapping
+
+    async def reload() -> Any:
+        return spec
+
+    async def one(text: str) -> bool:
+        query, _ = engine_query(verify, SearchRequest(q=text, per_page=1, facets=[]), [], mapping,
+                                timeout_ms=timeout_ms)
+        answer = await search_serving(bridge, spec, query, reload)
+        return answer.total > 0 and not answer.relaxed  # relaxed: it found only by dropping words
+
+    async def run() -> dict[str, bool]:
+        out: dict[str, bool] = {}
+        for start in range(0, len(texts), VERIFY_BATCH):
+            batch = texts[start:start + VERIFY_BATCH]
+            results = await asyncio.gather(*(one(t) for t in batch), return_exceptions=True)
+            for text, result in zip(batch, results, strict=True):
+                out[text] = result is True
+        return out
+
+    return asyncio.run(run())
+
+
+def _score(weight: float, evidence: float) -> float:
+    return round(weight * (1.0 + math.log1p(max(0.0, evidence))), 6)
+
+
+def build(sessions: sessionmaker[Session], bridge: ShardBridge, index_id: str,
+          checkpoint: Any = None, timeout_ms: float = 2000.0) -> dict[str, int]:
+    """Compute and store the index's suggestions; counts for the task's details."""
+    with sessions() as db:
+        index = index_rows.detached_index(db, index_id)
+        row = repository.config_by_index(db, index_id)
+        if index is None:
+            raise TaskFailed("NOT_FOUND", "The index was deleted")
+        if row is None:
+            return {"suggestions": 0}
+        settings = settings_of(row)
+        seq, generation = index.seq, index.serving_generation
+        verify, trusted = _verification(db, index, settings)
+        found, unverified, popularity = _gather(db, index, settings, trusted)
+    if checkpoint is not None:
+        checkpoint()
+    dropped = 0
+    if unverified:
+        bridge.open(index.shard_spec())
+        texts = sorted(unverified)
+        ok = _finds_something(bridge, index, verify, [found.text[n] for n in texts], timeout_ms)
+        for norm in texts:
+            if not ok.get(found.text[norm]):
+                found.evidence.pop(norm, None)
+                dropped += 1
+    weights = {s.field: s.weight for s in settings.sources}
+    items: list[tuple[float, list[Any]]] = []
+    for norm, per in found.evidence.items():
+        pop = popularity.get(norm, 0.0)
+        scored: list[list[Any]] = []
+        for source, evidence in per.items():
+            if source == "custom":
+                weight = found.custom[norm][1]
+            elif source == "popular":
+                weight = POPULAR_WEIGHT
+            else:
+                weight = weights.get(source, 0.0)
+            scored.append([source, _score(weight, evidence + pop)])
+        if not scored:
+            continue
+        custom_id = found.custom.get(norm, (None, 0.0))[0]
+        items.append((max(s for _, s in scored), [found.text[norm], scored, custom_id]))
+    items.sort(key=lambda item: (-item[0], item[1][0]))
+    items = items[:MAX_SUGGESTIONS]
+    blob = orjson.dumps({"items": [item for _, item in items]})
+    with sessions.begin() as db:
+        stored = repository.config_by_index(db, index_id)
+        if stored is None:
+            return {"suggestions": 0}
+        stored.built = blob
+        stored.built_version = (stored.built_version or 0) + 1
+        stored.built_count = len(items)
+        stored.built_seq = seq
+        stored.built_generation = generation
+        stored.built_at = utcnow()
+    return {"suggestions": len(items), "candidates": len(items) + dropped, "dropped": dropped}
+
+
+def rebuild_task(ctx: TaskContext) -> None:
+    counts = build(ctx.sessions, ctx.bridge, ctx.claim.index_id, checkpoint=lambda: ctx.checkpoint(force=True),
+                   timeout_ms=float(ctx.settings.search_timeout_ms))
+    ctx.claim.details.update(counts)

@@ -1,0 +1,217 @@
+"""The in-memory suggestion index of one index: prefix matching and a small typo path.
+
+Built from a rebuild's output in each serving process and answered without the database:
+
+* every suggestion is entered under its normalized text starting at each of its first
+  ``START_WORDS`` words (``"samsung galaxy s7"``, ``"galaxy s7"``, ``"s7"``) in one sorted list of
+  byte strings; a query's words joined the same way find their range by bisection, and the best
+  scores of the range are picked with numpy (a one-letter prefix may cover the whole list);
+* typos: the last query word (4 characters or more) is compared with the prefixes of every
+  distinct suggestion word at once (a code-point matrix, one edit: substitution, transposition,
+  insertion or deletion); the corrected prefixes are then looked up like typed ones;
+* highlights mark the typed words in the original text the way search does (``<em>``, the rest
+  escaped): the whole of each completed word and the typed part of the last.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+START_WORDS = 3
+KEY_BYTES = 96
+TYPO_MIN_CHARS = 4
+TYPO_WIDTH = 16  # word characters the typo path compares (longer last words skip it)
+MAX_CORRECTIONS = 8
+POSITION_FACTOR = (1.0, 0.6, 0.5)  # matching from the first word ranks above a later word
+TYPO_FACTOR = 0.5
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents (``É`` -> ``e``), as the engine folds."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def words_of(text: str) -> list[str]:
+    out = []
+    for token in _WORD.findall(text):
+        folded = fold(token)
+        if folded:
+            out.append(folded)
+    return out
+
+
+@dataclass(frozen=True)
+class Item:
+    text: str
+    score: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Match:
+    item: int
+    position: int  # the suggestion word the query's first word matched
+    words: int  # query words matched
+    last_chars: int  # folded characters of the last matched word that were typed (or corrected)
+    score: float
+
+
+class SuggestionIndex:
+    def __init__(self, items: list[Item]) -> None:
+        self.items = items
+        self.scores = np.array([i.score for i in items], dtype=np.float64)
+        entries: list[tuple[bytes, int, int]] = []
+        vocab: dict[str, int] = {}
+        for n, item in enumerate(items):
+            words = words_of(item.text)
+            for p in range(min(START_WORDS, len(words))):
+                entries.append((" ".join(words[p:]).encode()[:KEY_BYTES], n, p))
+            for w in words:
+                vocab[w] = vocab.get(w, 0) + 1
+        entries.sort()
+        self.keys = [e[0] for e in entries]
+        self.key_item = np.array([e[1] for e in entries], dtype=np.int32)
+        self.key_factor = np.array([POSITION_FACTOR[e[2]] for e in entries], dtype=np.float64)
+        self.key_pos = np.array([e[2] for e in entries], dtype=np.int8)
+        # the typo path: words by frequency (corrections prefer common words), as a code-point matrix
+        self.vocab = sorted(vocab, key=lambda w: (-vocab[w], w))
+        matrix = np.zeros((len(self.vocab), TYPO_WIDTH + 1), dtype=np.uint32)
+        for row, w in enumerate(self.vocab):
+            codes = [ord(c) for c in w[:TYPO_WIDTH + 1]]
+            matrix[row, :len(codes)] = codes
+        self.matrix = matrix
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    # ------------------------------------------------------------------ matching
+    def top(self, limit: int) -> list[Match]:
+        """The best suggestions for an empty query."""
+        order = np.argsort(-self.scores, kind="stable")[:limit]
+        return [Match(int(i), 0, 0, 0, float(self.scores[i])) for i in order]
+
+    def _range(self, words: list[str], want: int, factor: float, seen: set[int], last_chars: int,
+               out: list[Match]) -> None:
+        prefix = " ".join(words).encode()[:KEY_BYTES]
+        lo = bisect.bisect_left(self.keys, prefix)
+        hi = bisect.bisect_left(self.keys, prefix + b"\xff", lo)
+        if hi <= lo:
+            return
+        items = self.key_item[lo:hi]
+        eff = self.scores[items] * self.key_factor[lo:hi]
+        take = want * START_WORDS + len(seen)
+        if hi - lo > take:
+            picked = np.argpartition(-eff, take)[:take]
+            picked = picked[np.argsort(-eff[picked], kind="stable")]
+        else:
+            picked = np.argsort(-eff, kind="stable")
+        for k in picked:
+            item = int(items[k])
+            if item in seen:
+                continue
+            seen.add(item)
+            out.append(Match(item, int(self.key_pos[lo + k]), len(words), last_chars, float(eff[k]) * factor))
+
+    def match(self, query: str, limit: int, typo: bool) -> list[Match]:
+        words = words_of(query)
+        if not words:
+            return self.top(limit)
+        seen: set[int] = set()
+        out: list[Match] = []
+        self._range(words, limit, 1.0, seen, len(words[-1]), out)
+        last = words[-1]
+        if typo and len(out) < limit and TYPO_MIN_CHARS <= len(last) <= TYPO_WIDTH:
+            typo_out: list[Match] = []
+            for corrected in self.corrections(last):
+                self._range([*words[:-1], corrected], limit, TYPO_FACTOR, seen, len(corrected), typo_out)
+            out.extend(sorted(typo_out, key=lambda m: -m.score))
+        out.sort(key=lambda m: (-m.score, self.items[m.item].text))
+        return out[:limit]
+
+    def corrections(self, word: str) -> list[str]:
+        """Prefixes of suggestion words one edit away from ``word`` (not ``word`` itself)."""
+        m = self.matrix
+        if not len(m):
+            return []
+        n = len(word)
+        w = np.array([ord(c) for c in word], dtype=np.uint32)
+        rows = np.zeros(len(m), dtype=bool)
+        found: dict[int, int] = {}  # row -> length of the corrected prefix
+        # substitution or transposition: the word's first n characters
+        eq = m[:, :n] == w
+        mismatches = n - eq.sum(axis=1)
+        same = mismatches == 1
+        for j in range(n - 1):
+            swapped = (m[:, j] == w[j + 1]) & (m[:, j + 1] == w[j]) & (w[j] != w[j + 1])
+            same |= (mismatches == 2) & swapped & ~eq[:, j] & ~eq[:, j + 1]
+        self._note(same, n, rows, found)
+        # the typed word has an extra character: the first n - 1 characters equal it without one
+        shifted = m[:, : n - 1] == w[1:]
+        pre = np.cumprod(eq[:, : n - 1], axis=1, dtype=bool)
+        suf = np.flip(np.cumprod(np.flip(shifted, axis=1), axis=1, dtype=bool), axis=1)
+        extra = suf[:, 0].copy()  # dropped the first character
+        for i in range(1, n - 1):
+            extra |= pre[:, i - 1] & suf[:, i]
+        extra |= pre[:, n - 2]  # dropped the last character: the plain prefix
+        self._note(extra & (m[:, n - 2] != 0), n - 1, rows, found)
+        # the typed word lacks a character: the first n + 1 characters equal it with one more
+        if n + 1 <= m.shape[1]:
+            ahead = m[:, 1 : n + 1] == w
+            pre_all = np.cumprod(eq, axis=1, dtype=bool)
+            suf_ahead = np.flip(np.cumprod(np.flip(ahead, axis=1), axis=1, dtype=bool), axis=1)
+            missing = suf_ahead[:, 0].copy()
+            for i in range(1, n):
+                missing |= pre_all[:, i - 1] & suf_ahead[:, i]
+            self._note(missing & (m[:, n] != 0), n + 1, rows, found)
+        out: list[str] = []
+        for row in sorted(found):  # vocabulary order: the most common words first
+            prefix = self.vocab[row][: found[row]]
+            if prefix != word and not prefix.startswith(word) and prefix not in out:
+                out.append(prefix)
+                if len(out) >= MAX_CORRECTIONS:
+                    break
+        return out
+
+    @staticmethod
+    def _note(mask: np.ndarray, length: int, rows: np.ndarray, found: dict[int, int]) -> None:
+        for row in np.flatnonzero(mask & ~rows)[: MAX_CORRECTIONS * 4]:
+            found[int(row)] = length
+            rows[row] = True
+
+    # ------------------------------------------------------------------ highlights
+    def highlight(self, match: Match) -> str:
+        text = self.items[match.item].text
+        if match.words == 0:
+            return html.escape(text, quote=False)
+        tokens = [(t.start(), t.end()) for t in _WORD.finditer(text) if fold(t.group())]
+        first = match.position
+        last = first + match.words - 1
+        if last >= len(tokens):
+            return html.escape(text, quote=False)
+        out: list[str] = []
+        pos = 0
+        for i in range(first, last + 1):
+            start, end = tokens[i]
+            if i == last:
+                token = text[start:end]
+                cut = len(token)
+                for t in range(1, len(token) + 1):
+                    if len(fold(token[:t])) >= match.last_chars:
+                        cut = t
+                        break
+                end = start + cut
+            out.append(html.escape(text[pos:start], quote=False))
+            out.append("<em>" + html.escape(text[start:end], quote=False) + "</em>")
+            pos = end
+        out.append(html.escape(text[pos:], quote=False))
+        return "".join(out)

@@ -1,0 +1,258 @@
+"""Answering suggest from memory: each serving process keeps every index's built suggestions.
+
+An index's suggestions are loaded from the database when first asked for and checked against the
+index epoch on every request (one shared-state read, as search does). When the epoch moved, the
+settings row is read again; the built suggestions are reloaded (and the in-memory index rebuilt)
+only when a rebuild landed or the settings or custom suggestions changed. Answers are cached in
+the search answer cache under the same epoch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from anyio import to_thread
+from sqlalchemy import select
+
+from control_plane.access import Principal
+from control_plane.epochs import index_epoch, uncached_epoch
+from control_plane.index import repository as indices
+from control_plane.index.service import plan_limits_for_project
+from control_plane.org.models import Membership
+from control_plane.profile.validation import default_settings as default_profile
+from control_plane.project.models import Project
+from control_plane.runtime import Runtime
+from control_plane.search.cache import AnswerCache
+from control_plane.search.profile_query import SearchRequest
+from control_plane.search.service import Resolved, resolve_storefront, run_search, search_runtime
+from control_plane.suggestion import repository
+from control_plane.suggestion.matcher import Item, SuggestionIndex, words_of
+from control_plane.suggestion.models import SuggestionConfig
+from control_plane.suggestion.schemas import SuggestionSettings
+from control_plane.suggestion.service import settings_of
+from shared.errors import forbidden, not_found
+
+_EMPTY = SuggestionIndex([])
+
+
+@dataclass(frozen=True)
+class Loaded:
+    index_id: str
+    project_id: str
+    suggest_key: str | None
+    settings: SuggestionSettings
+    matcher: SuggestionIndex
+    version: tuple[Any, ...]  # what the matcher was built from
+    epoch: int
+    searches_per_second: int
+
+
+class SuggestState:
+    def __init__(self) -> None:
+        self.by_index: dict[str, Loaded] = {}
+        self.key_to_index: dict[str, str] = {}
+        self.locks: dict[str, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def index_lock(self, index_id: str) -> threading.Lock:
+        with self.lock:
+            lock = self.locks.get(index_id)
+            if lock is None:
+                lock = self.locks[index_id] = threading.Lock()
+            return lock
+
+
+def suggest_state(runtime: Runtime) -> SuggestState:
+    state = runtime.extras.get("suggestions")
+    if state is None:
+        state = runtime.extras["suggestions"] = SuggestState()
+    return state  # type: ignore[no-any-return]
+
+
+def matcher_from(built: bytes | None, settings: SuggestionSettings, custom_ids: set[str]) -> SuggestionIndex:
+    """The in-memory index of the built suggestions, without what the current settings left out."""
+    if not built:
+        return _EMPTY
+    enabled = {s.field for s in settings.sources if s.weight > 0}
+    if settings.popular_queries.enabled:
+        enabled.add("popular")
+    enabled.add("custom")
+    items: list[Item] = []
+    for text, scored, custom_id in orjson.loads(built)["items"]:
+        best: tuple[float, str] | None = None
+        for source, score in scored:
+            if source not in enabled or (source == "custom" and custom_id not in custom_ids):
+                continue
+            if best is None or score > best[0]:
+                best = (score, source)
+        if best is not None:
+            items.append(Item(text, best[0], best[1]))
+    return SuggestionIndex(items)
+
+
+def _load(runtime: Runtime, index_id: str, epoch: int, previous: Loaded | None) -> Loaded | None:
+    """The index's suggestions at ``epoch`` (read before this), reusing ``previous``'s matcher when
+    nothing it was built from changed. None when the index is gone."""
+    with runtime.sessions() as db:
+        row = repository.config_by_index(db, index_id)
+        if row is None:
+            index = indices.index_by_id(db, index_id)
+            if index is None:
+                return None
+            return Loaded(index_id, index.project_id, None, SuggestionSettings(enabled=False), _EMPTY, (), epoch,
+                          plan_limits_for_project(db, index.project_id).max_searches_per_second)
+        settings = settings_of(row)
+        custom_ids = set(repository.custom_ids(db, index_id))
+        version = (row.built_version, orjson.dumps(row.settings, option=orjson.OPT_SORT_KEYS), tuple(sorted(custom_ids)))
+        if previous is not None and previous.version == version:
+            matcher = previous.matcher
+        else:
+            matcher = matcher_from(repository.built_of(db, index_id), settings, custom_ids)
+        return Loaded(index_id, row.project_id, row.suggest_key, settings, matcher, version, epoch,
+                      plan_limits_for_project(db, row.project_id).max_searches_per_second)
+
+
+def _load_locked(runtime: Runtime, index_id: str) -> Loaded | None:
+    state = suggest_state(runtime)
+    with state.index_lock(index_id):  # one load per index at a time; the others then find it
+        epoch = index_epoch(runtime.state, index_id)
+        current = state.by_index.get(index_id)
+        if current is not None and current.epoch == epoch and not uncached_epoch(epoch):
+            return current
+        loaded = _load(runtime, index_id, epoch, current)
+        if loaded is None:
+            state.by_index.pop(index_id, None)
+        else:
+            state.by_index[index_id] = loaded
+        return loaded
+
+
+async def loaded_for_index(runtime: Runtime, index_id: str) -> Loaded:
+    state = suggest_state(runtime)
+    current = state.by_index.get(index_id)
+    if current is not None and current.epoch == index_epoch(runtime.state, index_id):
+        return current
+    loaded = await to_thread.run_sync(_load_locked, runtime, index_id)
+    if loaded is None:
+        raise not_found("Index")
+    return loaded
+
+
+def _index_of_key(runtime: Runtime, suggest_key: str) -> str | None:
+    with runtime.sessions() as db:
+        return repository.index_id_of_key(db, suggest_key)
+
+
+async def loaded_for_key(runtime: Runtime, suggest_key: str) -> Loaded:
+    """The suggestions behind a storefront handle (404 when unknown)."""
+    state = suggest_state(runtime)
+    index_id = state.key_to_index.get(suggest_key)
+    if index_id is None:
+        index_id = await to_thread.run_sync(_index_of_key, runtime, suggest_key)
+        if index_id is None:
+            raise not_found("Suggest handle")
+        if len(state.key_to_index) > 50_000:
+            state.key_to_index.clear()
+        state.key_to_index[suggest_key] = index_id
+    try:
+        loaded = await loaded_for_index(runtime, index_id)
+    except Exception:
+        state.key_to_index.pop(suggest_key, None)
+        raise
+    if loaded.suggest_key != suggest_key:
+        state.key_to_index.pop(suggest_key, None)
+        raise not_found("Suggest handle")
+    return loaded
+
+
+# --------------------------------------------------------------------------- answering
+async def _products(runtime: Runtime, loaded: Loaded, q: str, source: str) -> list[Any]:
+    """The products profile's hits for ``q`` (its analytics off: a keystroke is not a search)."""
+    products = loaded.settings.products
+    resolved: Resolved | None
+    if products.profile_key is not None:
+        resolved = await resolve_storefront(runtime, products.profile_key)
+    else:
+        resolved = await to_thread.run_sync(_default_resolution, runtime, loaded.index_id)
+    if resolved is None or resolved.index.id != loaded.index_id:
+        return []
+    resolved = replace(resolved, settings=resolved.settings.model_copy(update={"analytics": False}))
+    answer = await run_search(runtime, resolved, SearchRequest(q=q, per_page=products.count, facets=[]),
+                              source=source)
+    return list(orjson.loads(answer)["hits"])
+
+
+def _default_resolution(runtime: Runtime, index_id: str) -> Resolved | None:
+    with runtime.sessions() as db:
+        epoch = index_epoch(runtime.state, index_id)
+        index = indices.detached_index(db, index_id)
+        if index is None:
+            return None
+        settings = default_profile(index.serving_mapping or index.mapping, [])
+        return Resolved(index=index, settings=settings, profile_id=None, profile_version="suggest-default",
+                        epoch=epoch, searches_per_second=0)
+
+
+async def suggest(runtime: Runtime, loaded: Loaded, q: str, limit: int | None, *, source: str) -> bytes:
+    """The answer's JSON: from the answer cache or the in-memory index; records a ``suggest`` event."""
+    started = time.perf_counter()
+    settings = loaded.settings
+    want = min(limit or settings.max_suggestions, settings.max_suggestions)
+    state = search_runtime(runtime)
+    norm = " ".join(words_of(q))
+    key = AnswerCache.key("suggest", loaded.index_id, loaded.epoch, loaded.version[0], norm, want)
+    cacheable = not uncached_epoch(loaded.epoch)
+    hit = state.answers.get(key) if cacheable else None
+    if hit is not None:
+        head, total = hit
+    else:
+        suggestions: list[dict[str, str]] = []
+        if settings.enabled:
+            matcher = loaded.matcher
+            for match in matcher.match(q, want, settings.typo_tolerance):
+                item = matcher.items[match.item]
+                suggestions.append({"text": item.text, "highlighted": matcher.highlight(match), "source": item.source})
+        answer: dict[str, Any] = {"suggestions": suggestions}
+        if settings.enabled and settings.products.enabled and norm:
+            answer["products"] = await _products(runtime, loaded, q, source)
+        head = orjson.dumps(answer)[:-1]
+        total = len(suggestions)
+        if cacheable:
+            state.answers.put(key, head, total)
+    state.events.emit({
+        "type": "suggest", "projectId": loaded.project_id, "indexId": loaded.index_id, "q": q, "total": total,
+        "source": source, "at": datetime.now(UTC).isoformat(),
+    })
+    took_ms = (time.perf_counter() - started) * 1000
+    return head + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"
+
+
+def forget(runtime: Runtime, index_id: str) -> None:
+    """Drop an index's loaded suggestions in this process (the next request loads them again)."""
+    suggest_state(runtime).by_index.pop(index_id, None)
+
+
+__all__ = ["Loaded", "forget", "loaded_for_index", "loaded_for_key", "matcher_from", "refuse_user", "suggest"]
+
+
+def refuse_user(runtime: Runtime, principal: Principal, suggest_key: str) -> None:
+    """A signed-in session never calls storefront suggest: 403, or 404 when the handle is not of
+    one of its organizations (as storefront search does for profile handles)."""
+    query = (
+        select(Membership.role)
+        .join(Project, Project.org_id == Membership.org_id)
+        .join(SuggestionConfig, SuggestionConfig.project_id == Project.id)
+        .where(SuggestionConfig.suggest_key == suggest_key, Membership.user_id == principal.user_id)
+    )
+    if principal.org_scope is not None:
+        query = query.where(Project.org_id == principal.org_scope)
+    with runtime.sessions() as db:
+        visible = db.scalar(query) is not None
+    if not visible:
+        raise not_found("Suggest handle")
+    raise forbidden("Storefront routes take an API key")

@@ -1,0 +1,321 @@
+"""Autocomplete on the Best Buy catalog (3,291 products), loaded once per backend.
+
+The mapping marks ``brand`` and ``categories`` ``suggest``; the catalog's names are searched but
+are not a suggestion source unless a test adds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from benchmarks.common import FIELDS, MAPPING, load_products
+from control_plane.search.service import search_runtime
+from control_plane.suggestion.tasks import schedule_rebuilds
+from tests.factories import bearer, make_key, runtime_of
+from tests.index.helpers import Tenant, make_tenant, wait_task
+
+ORIGIN = "https://shop.example"
+SUGGEST_MAPPING: dict[str, Any] = {
+    **MAPPING,
+    "fields": {**MAPPING["fields"],
+               "brand": {**MAPPING["fields"]["brand"], "suggest": True},
+               "categories": {**MAPPING["fields"]["categories"], "suggest": True}},
+}
+
+
+class Shop:
+    def __init__(self, tenant: Tenant, index_id: str, public_key: str, profile_key: str) -> None:
+        self.tenant = tenant
+        self.index_id = index_id
+        self.public_key = public_key
+        self.profile_key = profile_key
+
+    def url(self, suffix: str) -> str:
+        return self.tenant.url(self.index_id, suffix)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self.tenant.headers
+
+
+@pytest.fixture(scope="module")
+def shop(app) -> Shop:
+    catalog = load_products()
+    with TestClient(app) as client:
+        tenant = make_tenant(app)
+        index = client.post(tenant.url(), json={"name": "bestbuy", "shards": 2, "mapping": SUGGEST_MAPPING},
+                            headers=tenant.headers).json()
+        task_ids = []
+        for start in range(0, len(catalog), 1000):
+            response = client.post(tenant.url(index["id"], "/documents"), json=catalog[start:start + 1000],
+                                   headers=tenant.headers)
+            assert response.status_code == 202, response.text
+            task_ids.append(response.json()["taskId"])
+        for task_id in task_ids:
+            assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+        profile = client.post(tenant.url(index["id"], "/profiles"),
+                              json={"name": "storefront", "queryFields": FIELDS, "perPage": 10},
+                              headers=tenant.headers).json()
+        public = make_key(app, tenant.project_id, key_type="public", access=None, allowed_origins=[ORIGIN])
+        shop = Shop(tenant, index["id"], public, profile["profileKey"])
+        rebuild(client, shop)
+    return shop
+
+
+def rebuild(client: TestClient, shop: Shop) -> dict[str, Any]:
+    response = client.post(shop.url("/suggestions/rebuild"), headers=shop.headers)
+    assert response.status_code == 202, response.text
+    task = wait_task(client, shop.headers, shop.tenant.project_id, response.json()["taskId"], timeout=120)
+    assert task["status"] == "succeeded", task
+    assert task["type"] == "suggestions.rebuild"
+    return task
+
+
+def settle(client: TestClient, shop: Shop) -> None:
+    """Wait for the rebuilds that settings changes enqueued (each moves the epoch when it lands)."""
+    tasks = client.get(f"/v1/projects/{shop.tenant.project_id}/tasks", headers=shop.headers,
+                       params={"type": "suggestions.rebuild", "indexId": shop.index_id,
+                               "status": ["enqueued", "processing"]}).json()
+    for task in tasks["items"]:
+        wait_task(client, shop.headers, shop.tenant.project_id, task["taskId"], timeout=120)
+
+
+def config(client: TestClient, shop: Shop) -> dict[str, Any]:
+    response = client.get(shop.url("/suggestions/config"), headers=shop.tenant.read_headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def put_config(client: TestClient, shop: Shop, **changes: Any) -> dict[str, Any]:
+    body = {**config(client, shop), **changes}
+    response = client.put(shop.url("/suggestions/config"), json=body, headers=shop.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def suggest(client: TestClient, shop: Shop, q: str, **extra: Any) -> dict[str, Any]:
+    key = config(client, shop)["suggestKey"]
+    response = client.post(f"/v1/suggest/{key}", json={"q": q, **extra},
+                           headers=bearer(shop.public_key) | {"Origin": ORIGIN})
+    assert response.status_code == 200, response.text
+    assert response.headers["access-control-allow-origin"] == ORIGIN
+    return response.json()
+
+
+def texts(answer: dict[str, Any]) -> list[str]:
+    return [s["text"] for s in answer["suggestions"]]
+
+
+def test_config_defaults_to_the_suggest_fields(client, shop):
+    body = config(client, shop)
+    assert [s["field"] for s in body["sources"]] == ["brand", "categories"]
+    assert body["suggestKey"] and body["enabled"] is True
+    assert body["builtCount"] > 0 and body["builtAt"].endswith("Z")
+    assert 1 <= body["maxSuggestions"] <= 20
+
+
+@pytest.mark.parametrize("change, path", [
+    ({"sources": [{"field": "description", "weight": 1}]}, "sources.0.field"),
+    ({"sources": [{"field": "brand"}, {"field": "nope"}]}, "sources.1.field"),
+    ({"maxSuggestions": 21}, "maxSuggestions"),
+    ({"maxSuggestions": 0}, "maxSuggestions"),
+    ({"products": {"enabled": True, "count": 3, "profileKey": "pk_unknown"}}, "products.profileKey"),
+])
+def test_bad_config_is_refused_with_its_path_and_nothing_applied(client, shop, change, path):
+    before = config(client, shop)
+    response = client.put(shop.url("/suggestions/config"), json={**before, **change}, headers=shop.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert path in [d["path"] for d in error["details"]]
+    assert config(client, shop) == before
+
+
+def test_three_letters_of_a_brand_suggest_it_highlighted(client, shop):
+    answer = suggest(client, shop, "sam")
+    first = answer["suggestions"][0]
+    assert first == {"text": "Samsung", "highlighted": "<em>Sam</em>sung", "source": "brand"}
+    assert "tookMs" in answer and "products" not in answer
+    assert "OtterBox" in texts(suggest(client, shop, "ott"))
+
+
+@pytest.mark.parametrize("q", ["samsnug", "smasung", "otterbix", "insignai"])
+def test_a_typo_in_the_last_word_still_suggests(client, shop, q):
+    wanted = {"samsnug": "Samsung", "smasung": "Samsung", "otterbix": "OtterBox", "insignai": "Insignia™"}[q]
+    assert wanted in texts(suggest(client, shop, q))
+
+
+def test_typo_tolerance_off(client, shop):
+    put_config(client, shop, typoTolerance=False)
+    try:
+        assert "Samsung" not in texts(suggest(client, shop, "samsnug"))
+    finally:
+        put_config(client, shop, typoTolerance=True)
+    assert "Samsung" in texts(suggest(client, shop, "samsnug"))
+
+
+def test_limit_and_max_suggestions(client, shop):
+    assert len(suggest(client, shop, "c", limit=3)["suggestions"]) == 3
+    put_config(client, shop, maxSuggestions=2)
+    try:
+        assert len(suggest(client, shop, "c", limit=10)["suggestions"]) == 2
+    finally:
+        put_config(client, shop, maxSuggestions=8)
+
+
+def test_custom_suggestions_rank_by_weight_and_never_find_nothing(client, shop):
+    created = []
+    for text, weight in (("Samsung Galaxy", 40), ("Samsung Gear", 90), ("Samsung zzqxv unobtainium", 1000)):
+        response = client.post(shop.url("/suggestions/custom"), json={"text": text, "weight": weight},
+                               headers=shop.headers)
+        assert response.status_code == 201, response.text
+        assert response.json()["text"] == text and response.json()["weight"] == weight
+        created.append(response.json()["id"])
+    try:
+        listed = client.get(shop.url("/suggestions/custom"), headers=shop.tenant.read_headers).json()
+        assert {i["id"] for i in listed["items"]} == set(created) and listed["nextCursor"] is None
+        task = rebuild(client, shop)
+        assert task["details"]["dropped"] >= 1
+        got = texts(suggest(client, shop, "samsung"))
+        assert "Samsung zzqxv unobtainium" not in got  # it finds nothing
+        assert got.index("Samsung Gear") < got.index("Samsung Galaxy")
+        custom = [s for s in suggest(client, shop, "samsung g")["suggestions"] if s["source"] == "custom"]
+        assert [s["text"] for s in custom] == ["Samsung Gear", "Samsung Galaxy"]
+        # a deleted one is gone at once, before any rebuild
+        response = client.delete(shop.url(f"/suggestions/custom/{created[1]}"), headers=shop.headers)
+        assert response.status_code == 204
+        assert "Samsung Gear" not in texts(suggest(client, shop, "samsung"))
+    finally:
+        for suggestion_id in created:
+            client.delete(shop.url(f"/suggestions/custom/{suggestion_id}"), headers=shop.headers)
+    response = client.delete(shop.url(f"/suggestions/custom/{created[0]}"), headers=shop.headers)
+    assert response.status_code == 404
+
+
+def test_no_suggestion_finds_nothing(client, shop):
+    seen = set()
+    for q in ("a", "c", "s", "ot", "ip", "sma", "case", "samsung g"):
+        seen.update(texts(suggest(client, shop, q, limit=20)))
+    assert len(seen) > 30
+    for text in sorted(seen):
+        response = client.post(f"/v1/search/{shop.profile_key}", json={"q": text, "perPage": 1},
+                               headers=shop.headers)
+        assert response.status_code == 200, response.text
+        assert response.json()["total"] > 0, text
+
+
+def test_a_disabled_source_disappears(client, shop):
+    assert any(s["source"] == "brand" for s in suggest(client, shop, "s", limit=20)["suggestions"])
+    put_config(client, shop, sources=[{"field": "categories", "weight": 1}])
+    try:
+        # at once (served suggestions are filtered by the settings), and after the rebuild it enqueued
+        assert all(s["source"] != "brand" for s in suggest(client, shop, "s", limit=20)["suggestions"])
+        assert "Samsung" not in texts(suggest(client, shop, "sam"))
+        rebuild(client, shop)
+        assert "Samsung" not in texts(suggest(client, shop, "sam"))
+        assert "Smartwatches & Accessories" in texts(suggest(client, shop, "smartw"))
+    finally:
+        put_config(client, shop, sources=[{"field": "brand", "weight": 1}, {"field": "categories", "weight": 1}])
+        rebuild(client, shop)
+    assert "Samsung" in texts(suggest(client, shop, "sam"))
+
+
+def test_suggestion_sources_are_in_the_usage_registry(client, shop):
+    usage = client.get(shop.url("/mapping/usage"), headers=shop.headers).json()["fields"]
+    assert any(u["kind"] == "suggestions" and u["path"] == "sources.0.field" for u in usage["brand"])
+    fields = {**SUGGEST_MAPPING["fields"], "brand": {**SUGGEST_MAPPING["fields"]["brand"], "suggest": False}}
+    response = client.put(shop.url("/mapping"), json={**SUGGEST_MAPPING, "fields": fields}, headers=shop.headers)
+    assert response.status_code == 409, response.text
+    error = response.json()["error"]
+    assert error["code"] == "MAPPING_BREAKS_CONFIG"
+    assert "suggestions.sources.0.field" in [d["path"] for d in error["details"]]
+
+
+def test_rebuilds_follow_the_catalog(client, shop, app):
+    runtime = runtime_of(app)
+    settle(client, shop)
+    response = client.post(shop.url("/documents"), json=[
+        {"id": "zx-1", "name": "Quuxbeam Wireless Speaker", "brand": "Quuxbeam", "categories": ["Speakers"],
+         "description": "A speaker", "price": 99.0, "popularity": 1}], headers=shop.headers)
+    assert wait_task(client, shop.headers, shop.tenant.project_id, response.json()["taskId"])["status"] == "succeeded"
+    assert "Quuxbeam" not in texts(suggest(client, shop, "quux"))
+    # debounced: not again right after a build ...
+    assert shop.index_id not in schedule_rebuilds(runtime.sessions, debounce_s=3600)
+    # ... and once the debounce has passed
+    assert shop.index_id in schedule_rebuilds(runtime.sessions, debounce_s=0)
+    tasks = client.get(f"/v1/projects/{shop.tenant.project_id}/tasks",
+                       params={"type": "suggestions.rebuild", "indexId": shop.index_id}, headers=shop.headers).json()
+    task = wait_task(client, shop.headers, shop.tenant.project_id, tasks["items"][0]["taskId"])
+    assert task["status"] == "succeeded"
+    assert "Quuxbeam" in texts(suggest(client, shop, "quux"))
+    assert shop.index_id not in schedule_rebuilds(runtime.sessions, debounce_s=0)  # nothing moved since
+
+
+def test_products_through_a_profile(client, shop):
+    put_config(client, shop, products={"enabled": True, "count": 3, "profileKey": shop.profile_key})
+    try:
+        answer = suggest(client, shop, "otterbox defender")
+        assert 1 <= len(answer["products"]) <= 3
+        assert all("OtterBox" in hit["document"]["name"] or hit["document"]["brand"].lower() == "otterbox"
+                   for hit in answer["products"])
+    finally:
+        put_config(client, shop, products={"enabled": False, "count": 4, "profileKey": None})
+
+
+def test_suggest_is_cached_under_the_epoch_and_recorded(client, shop, app):
+    state = search_runtime(runtime_of(app))
+    settle(client, shop)
+    suggest(client, shop, "spec")
+    hits, emitted = state.answers.hits, state.events.emitted
+    assert texts(suggest(client, shop, "spec")) == texts(suggest(client, shop, "SPEC "))
+    assert state.answers.hits >= hits + 2
+    assert state.events.emitted == emitted + 2
+
+
+def test_secret_suggest_by_index_id(client, shop):
+    response = client.post(shop.url("/suggest"), json={"q": "ott"}, headers=shop.tenant.read_headers)
+    assert response.status_code == 200, response.text
+    assert "OtterBox" in texts(response.json())
+    assert client.post(shop.url("/suggest"), json={"q": "ott", "limit": 50},
+                       headers=shop.headers).json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_storefront_origins_and_preflight(client, shop):
+    key = config(client, shop)["suggestKey"]
+    refused = client.post(f"/v1/suggest/{key}", json={"q": "sam"},
+                          headers=bearer(shop.public_key) | {"Origin": "https://evil.example"})
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "ORIGIN_NOT_ALLOWED"
+    no_origin = client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=bearer(shop.public_key))
+    assert no_origin.json()["error"]["code"] == "ORIGIN_NOT_ALLOWED"
+    preflight = client.options(f"/v1/suggest/{key}", headers={
+        "Origin": "https://anything.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://anything.example"
+    server = client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=shop.headers)  # secret key, no Origin
+    assert server.status_code == 200 and "Samsung" in texts(server.json())
+
+
+def test_other_tenants_get_404(client, shop, app):
+    key = config(client, shop)["suggestKey"]
+    other = make_tenant(app)
+    other_public = make_key(app, other.project_id, key_type="public", access=None, allowed_origins=[ORIGIN])
+    for headers in (bearer(other_public) | {"Origin": ORIGIN}, other.headers):
+        response = client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=headers)
+        assert response.status_code == 404, response.text
+    unknown = client.post("/v1/suggest/sk_unknown", json={"q": "sam"}, headers=bearer(shop.public_key) | {"Origin": ORIGIN})
+    assert unknown.status_code == 404
+    foreign = f"/v1/projects/{other.project_id}/indices/{shop.index_id}"
+    for method, suffix in (("post", "/suggest"), ("get", "/suggestions/config"), ("get", "/suggestions/custom"),
+                           ("post", "/suggestions/rebuild"), ("delete", "/suggestions/custom/sug_x")):
+        kwargs: dict[str, Any] = {"json": {"q": "sam"}} if suffix == "/suggest" else {}
+        response = getattr(client, method)(foreign + suffix, headers=other.headers, **kwargs)
+        assert response.status_code == 404, (suffix, response.text)
+    own = client.post(shop.url("/suggest"), json={"q": "sam"}, headers=other.headers)
+    assert own.status_code == 404
+    scoped = make_key(app, shop.tenant.project_id, index_id="idx_other")
+    assert client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=bearer(scoped)).status_code == 404
