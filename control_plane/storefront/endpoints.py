@@ -5,14 +5,24 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
 
-from control_plane.access import Principal, access_for_key_project, storefront_principal
+from control_plane.access import (
+    Principal,
+    access_for_key_project,
+    bearer_token,
+    principal_from_token,
+    storefront_principal,
+)
 from control_plane.deps import RuntimeDep, client_ip
 from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.exposure import check_public_request
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
+from control_plane.suggestion.endpoints import suggest_response
+from control_plane.suggestion.schemas import SuggestAnswer, SuggestRequest
+from control_plane.suggestion.serving import loaded_for_key, refuse_user
 from control_plane.wire import JSONBody
 from shared.errors import ErrorCode, ServiceError
 
@@ -52,3 +62,36 @@ async def storefront_search(
         check_public_request(resolved.settings, body, index.serving_mapping or index.mapping)
     answer = await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers, principal))
     return JSONBody.raw(answer)
+
+
+async def suggest_caller(suggest_key: str, request: Request, runtime: RuntimeDep) -> Principal:
+    """As :func:`storefront_caller`; a signed-in session is refused by the suggest handle's tenancy
+    (404 when the handle is not of its organizations, else 403)."""
+    try:
+        return storefront_principal(runtime, request)
+    except ServiceError as exc:
+        if exc.code != ErrorCode.FORBIDDEN:
+            raise
+        principal = principal_from_token(runtime, None, bearer_token(request))
+        if principal.kind == "user":
+            await run_in_threadpool(refuse_user, runtime, principal, suggest_key)
+        raise
+
+
+@router.post(
+    "/suggest/{suggest_key}",
+    summary="Storefront suggest by suggest handle (public key from an allowed origin, or a secret key)",
+    response_model=SuggestAnswer,
+)
+async def storefront_suggest(
+    suggest_key: str,
+    body: SuggestRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, Depends(suggest_caller)],
+) -> Any:
+    loaded = await loaded_for_key(runtime, suggest_key)
+    access_for_key_project(principal, loaded.project_id)
+    if principal.key is not None and principal.key.index_id not in (None, loaded.index_id):
+        raise ServiceError(ErrorCode.NOT_FOUND, "Suggest handle not found")
+    return await suggest_response(runtime, loaded, body, principal, request, "storefront")
