@@ -51,6 +51,7 @@ from control_plane.security import (
     hash_token,
 )
 from control_plane.sharedstate import SharedStateUnavailable
+from control_plane.suggestion.models import CustomSuggestion
 from control_plane.task.models import Task
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
@@ -419,6 +420,11 @@ def _task_exists(db: Session, access: ProjectAccess, index_id: str | None, task_
     return task_index is not None and access.index_scope in (None, task_index)
 
 
+def _custom_suggestion_exists(db: Session, access: ProjectAccess, index_id: str | None, suggestion_id: str) -> bool:
+    row = db.get(CustomSuggestion, suggestion_id)
+    return row is not None and row.project_id == access.project_id and row.index_id == index_id
+
+
 # Path parameter -> (what is not found, does it exist under the project and the path's index).
 _PROJECT_CHILDREN = {
     "profile_id": ("Profile", _profile_exists),
@@ -426,6 +432,7 @@ _PROJECT_CHILDREN = {
     "doc_id": ("Document", _document_exists),
     "key_id": ("API key", _key_exists),
     "task_id": ("Task", _task_exists),
+    "suggestion_id": ("Custom suggestion", _custom_suggestion_exists),
 }
 
 
