@@ -38,7 +38,7 @@ from tests.index.helpers import PRODUCT_MAPPING, wait_task
 
 # Path ids the table fills, in the order a path nests them.
 ID_PARAMS = ("org_id", "project_id", "index_id", "profile_id", "session_id", "doc_id", "task_id", "key_id",
-             "user_id", "profile_key")
+             "user_id", "profile_key", "suggestion_id", "suggest_key")
 # Routes under /v1 that take an id but are not an organization's, project's or index's (listed on purpose).
 NOT_TENANT_IDS = {
     # a user's own sign-in session family; another user's is 404 (test below), a key is no user (403)
@@ -48,6 +48,8 @@ NOT_TENANT_IDS = {
 VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/projects/{project_id}/indices/{index_id}/search"): {"q": "phone"},
     ("POST", "/v1/search/{profile_key}"): {"q": "phone"},
+    ("POST", "/v1/projects/{project_id}/indices/{index_id}/suggest"): {"q": "phone"},
+    ("POST", "/v1/suggest/{suggest_key}"): {"q": "phone"},
 }
 CALLERS = ("member", "admin", "read_key", "full_key", "read_key_scoped", "full_key_scoped")
 CASES = ("other_org", "other_project", "other_index", "unknown")
@@ -83,6 +85,8 @@ class Ids:
     key_id: str
     user_id: str
     profile_key: str
+    suggestion_id: str
+    suggest_key: str
 
 
 @dataclass
@@ -114,11 +118,14 @@ def _populate(client: Any, owner: Account, project_id: str, full_key: str, name:
     response = client.post(f"{base}/{index_id}/profiles", json={"name": "main"}, headers=headers)
     assert response.status_code == 201, response.text
     profile = response.json()
+    suggest_key = client.get(f"{base}/{index_id}/suggestions/config", headers=headers).json()["suggestKey"]
+    custom = client.post(f"{base}/{index_id}/suggestions/custom", json={"text": "phone"}, headers=headers)
+    assert custom.status_code == 201, custom.text
     response = client.post(f"{base}/{index_id}/replace-sessions", headers=headers)
     assert response.status_code == 201, response.text
     return Ids(org_id=owner.org_id, project_id=project_id, index_id=index_id, profile_id=profile["id"],
                session_id=response.json()["id"], doc_id=doc_id, task_id=task_id, key_id="", user_id=owner.user_id,
-               profile_key=profile["profileKey"])
+               profile_key=profile["profileKey"], suggestion_id=custom.json()["id"], suggest_key=suggest_key)
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +144,7 @@ def world(app) -> World:  # type: ignore[no-untyped-def]
     unknown = Ids(org_id="org_unknown0000", project_id="prj_unknown0000", index_id="idx_unknown0000",
                   profile_id="prf_unknown0000", session_id="rps_unknown0000", doc_id="no-such-doc",
                   task_id="tsk_unknown0000", key_id="key_unknown0000", user_id="usr_unknown0000",
-                  profile_key="pk_unknown0000")
+                  profile_key="pk_unknown0000", suggestion_id="sug_unknown0000", suggest_key="sk_unknown0000")
     callers = {
         "member": add_member(app, owner, "member").headers,
         "admin": add_member(app, owner, "admin").headers,
@@ -155,9 +162,9 @@ def _visible(caller: str, case: str, param: str) -> bool:
     from the caller's own parents before it (such paths are not this table's concern)."""
     session, scoped = caller in ("member", "admin"), caller.endswith("_scoped")
     if case == "other_project":  # the caller's organization: its sessions see the project (and its handles)
-        return session and param in ("project_id", "profile_key")
+        return session and param in ("project_id", "profile_key", "suggest_key")
     if case == "other_index":  # the caller's project: only index-scoped keys are kept out of the other index
-        return not scoped and param in ("index_id", "task_id", "profile_key")
+        return not scoped and param in ("index_id", "task_id", "profile_key", "suggest_key")
     return False
 
 
