@@ -8,10 +8,13 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 
 from control_plane.app import create_app
+from control_plane.sharedstate import FileState, MemoryState
+from control_plane.statefile import state_file
 from control_plane.status import checks, service
 from control_plane.status.checks import DEGRADED, DOWN, OPERATIONAL, Database
 from tests.factories import runtime_of
@@ -138,3 +141,17 @@ def test_dashboard_thresholds(backend):
     assert checks.dashboard_state(Database(up=False), redis_down=False) == DOWN
     assert checks.worst([OPERATIONAL, DEGRADED, OPERATIONAL]) == DEGRADED
     assert checks.worst([DEGRADED, DOWN]) == DOWN
+
+
+def test_first_answer_stored_wins_in_memory_and_in_the_state_file(backend, tmp_path):
+    if backend != "sqlite":
+        pytest.skip("no backend involved")
+    def raw(tag: str, ttl: float) -> bytes:
+        return orjson.dumps({"answer": {"tag": tag}, "until": time.time() + ttl})
+
+    for state in (MemoryState(), FileState(state_file(tmp_path))):
+        assert service._fresh(service._store_first(state, raw("a", 0.3), 0.3)) == {"tag": "a"}
+        kept = service._fresh(service._store_first(state, raw("b", 5), 5))
+        assert kept == {"tag": "a"}, state  # a fresh answer is there: the later one is dropped
+        time.sleep(0.35)
+        assert service._fresh(service._store_first(state, raw("c", 5), 5)) == {"tag": "c"}, state
