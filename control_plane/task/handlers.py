@@ -36,6 +36,7 @@ from control_plane.index.service import check_feed_url, feed_source_url
 from control_plane.serving import repository as serving_rows
 from control_plane.serving.follower import LEASE_S, wait_for_replicas
 from control_plane.shard import ShardBridge, catch_up
+from control_plane.suggestion import tasks as _suggestion_tasks  # noqa: F401 - registers suggestions.rebuild, its schedule
 from control_plane.task import queue
 from control_plane.task import service as tasks
 from control_plane.task.queue import TaskFailed, TaskRetry
