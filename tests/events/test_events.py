@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.analytics.helpers import ORIGIN, Shop
 from tests.factories import bearer, make_key
+from tests.index.helpers import make_tenant
 
 
 def _post(shop: Shop, events: list[dict[str, Any]], headers: dict[str, str] | None = None) -> Any:
@@ -106,3 +107,15 @@ def test_batch_limits_and_validation(shop: Shop):
         error = response.json()["error"]
         assert error["code"] == "VALIDATION_ERROR" and error["details"][0]["path"] == path, error
     assert _post(shop, []).status_code == 400
+
+
+def test_events_are_rate_limited_like_searches(shop: Shop):
+    """The free plan's 10 searches/s are 100 requests per 10-second window: the 101st batch is 429
+    (counted before the queryIds are looked at, so even refused batches count)."""
+    tenant = make_tenant(shop.app)
+    event = [{"type": "click", "queryId": "q_unknown.idx_unknown", "documentId": "p1"}]
+    statuses = [_post(shop, event, headers=tenant.headers).status_code for _ in range(101)]
+    assert statuses[:100].count(404) >= 90 and statuses[-1] == 429
+    refused = _post(shop, event, headers=tenant.headers)
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "RATE_LIMITED"
+    assert int(refused.headers["retry-after"]) >= 1
