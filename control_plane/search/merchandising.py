@@ -108,14 +108,30 @@ def _placed(pins: list[tuple[Hit, int]], organic_total: int, start: int, stop: i
 
 
 async def search_with_pins(run: Search, query: Query, pins: list[tuple[str, int]], id_field: str) -> tuple[Answer, set[str]]:
-    """The merged answer with the pinned documents placed; also the ids of those placed."""
+    """The merged answer with the pinned documents placed; also the ids of those placed.
+
+    With ``distinct``, a pinned document stands for its group: the organic results leave out the
+    groups of the pinned documents, so no other variant of a pinned product shows beside it."""
+    group = query.distinct
+    retrieve = query.retrieve
+    if group is not None and retrieve is not None and group not in retrieve:
+        retrieve = (*retrieve, group)
     lookup = msgspec.structs.replace(
         query, q="", filters=and_filters(query.filters, [{id_field: [doc for doc, _ in pins]}]), facets=(), sort=(),
         offset=0, limit=len(pins), boosts=(), boost_filters=(), synonyms=None, highlight=(), relax=False,
-        exclude_ids=tuple(doc for doc in query.exclude_ids if doc not in {d for d, _ in pins}),
+        exclude_ids=tuple(doc for doc in query.exclude_ids if doc not in {d for d, _ in pins}), distinct=None,
+        retrieve=retrieve,
     )
     found = {hit.id: hit for hit in (await run(lookup)).hits}
     live = [(found[doc], position) for doc, position in pins if doc in found]
+    if group is not None:
+        values = sorted({v for pinned, _ in live
+                         if isinstance(v := pinned.document.get(group), str | int | float | bool)}, key=str)
+        if values:
+            query = msgspec.structs.replace(query, filters=and_filters(query.filters, [{"not": {group: values}}]))
+        if retrieve is not query.retrieve:
+            for pinned, _ in live:
+                pinned.document.pop(group, None)
     start, stop = query.offset, query.offset + query.limit
     total = 1 << 62
     answer: Answer | None = None

@@ -175,3 +175,22 @@ def test_other_tenants_key_does_not_reach_the_profile(app, client, shop):
     response = client.post(f"/v1/search/{profiles['grouped']['profileKey']}", json={"q": "charger"},
                            headers=bearer(stranger.read_key))
     assert response.status_code == 404, response.text
+
+
+def test_a_pinned_variant_stands_for_its_group(client, shop, catalog):
+    tenant, index_id, _, _ = shop
+    grouped = search(client, shop, "grouped", q="portable charger", perPage=20)
+    hit = next(h for h in grouped["hits"] if h["groupSize"] >= 2)
+    family_name = hit["document"]["family"]
+    variant = next(p["id"] for p in catalog if p["family"] == family_name and p["id"] != hit["id"])
+    rule = client.post(tenant.url(index_id, "/rules"), headers=tenant.headers, json={
+        "name": "pin a variant", "conditions": [{"pattern": "portable charger", "anchoring": "is"}],
+        "consequence": {"pin": [{"id": variant, "position": 1}]}})
+    assert rule.status_code == 201, rule.text
+    try:
+        pinned = search(client, shop, "grouped", q="portable charger", perPage=20)
+        assert pinned["hits"][0]["id"] == variant and pinned["hits"][0]["pinned"] is True
+        assert families(pinned).count(family_name) == 1
+        assert pinned["total"] == grouped["total"]  # the pin stands for the group it took out
+    finally:
+        client.delete(tenant.url(index_id, f"/rules/{rule.json()['id']}"), headers=tenant.headers)
