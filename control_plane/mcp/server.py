@@ -209,5 +209,5 @@ def install_mcp(app: FastAPI) -> None:
     runtime: Runtime = app.state.runtime
     server = build_server(runtime)
     runtime.extras["mcp_server"] = server  # the status route's check lists its tools
-    app.router.routes.append(Route("/mcp", MCPEndpoint(runtime, server), methods=["GET", "POST", "DELETE"],
-                                   include_in_schema=False))
+    # POST only: a stateless server has no stream to open with GET and no session to DELETE (405)
+    app.router.routes.append(Route("/mcp", MCPEndpoint(runtime, server), methods=["POST"], include_in_schema=False))

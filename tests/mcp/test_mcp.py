@@ -97,6 +97,10 @@ def test_without_a_secret_key_401_or_403(base_url, app, shop):
                                (f"Bearer {tenant.account.token}", 403, "FORBIDDEN")):
         response = httpx.post(base_url + "/mcp", json=message, headers={**headers, **({"Authorization": auth} if auth else {})})
         assert (response.status_code, response.json()["error"]["code"]) == (status, code), auth
+    key = {"Authorization": f"Bearer {tenant.key}"}
+    assert httpx.get(base_url + "/mcp", headers={**headers, **key}).status_code == 405  # stateless: POST only
+    broken = httpx.post(base_url + "/mcp", content=b"{not json", headers={**headers, **key, "Content-Type": "application/json"})
+    assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
     # the SDK's client gets no session either
     with pytest.raises(Exception):  # noqa: B017 - the SDK raises its own error type for a 401
         asyncio.run(_tool_names(base_url, ""))
@@ -200,3 +204,20 @@ async def test_bad_arguments_are_tool_errors(base_url, shop):
     # nothing was half-applied: the index holds what it held
     error, found = await _call(base_url, tenant.key, "search", {"index_id": shop["index"], "q": ""})
     assert not error and _answer(found)["total"] == 12
+
+
+async def test_another_tenants_ids_are_not_found(base_url, app, shop):
+    stranger = make_tenant(app)  # a full key of another organization's project
+    tenant: Tenant = shop["tenant"]
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        task_id = http.post(tenant.url(shop["index"], "/documents/delete"), json=["nothing"],
+                            headers=tenant.headers).json()["taskId"]
+    error, listed = await _call(base_url, stranger.key, "list_indices", {})
+    assert not error and _answer(listed)["items"] == []
+    for tool, arguments in (("search", {"index_id": shop["index"], "q": ""}),
+                            ("get_document", {"index_id": shop["index"], "document_id": "p1"}),
+                            ("get_task", {"task_id": task_id}),
+                            ("upload_documents", {"index_id": shop["index"], "documents": [{"id": "evil"}]}),
+                            ("delete_documents", {"index_id": shop["index"], "ids": ["p1"]})):
+        error, text = await _call(base_url, stranger.key, tool, arguments)
+        assert error and text.startswith("NOT_FOUND"), (tool, text)
