@@ -53,10 +53,13 @@ class QueryIds:
     """Makes and checks query ids with one secret (``Settings.signing_key()``)."""
 
     def __init__(self, secret: str) -> None:
-        self._key = hashlib.sha256(b"shopsearch-query-id:" + secret.encode()).digest()
+        key = hashlib.sha256(b"shopsearch-query-id:" + secret.encode()).digest()
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)  # copied per id: the key is set up once
 
     def _mac(self, head: bytes, index_id: str) -> bytes:
-        return hmac.new(self._key, head + index_id.encode(), hashlib.sha256).digest()[:_MAC_BYTES]
+        mac = self._keyed.copy()
+        mac.update(head + index_id.encode())
+        return mac.digest()[:_MAC_BYTES]
 
     def make(self, index_id: str, day: date, normalized: str) -> str:
         head = _HEAD.pack(_VERSION, (day - _EPOCH).days, query_hash_bytes(normalized), os.urandom(6))
