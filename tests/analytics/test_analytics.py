@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from sqlalchemy import func, select
+
 from control_plane.analytics import store
 from control_plane.analytics.maintenance import purge_analytics
+from control_plane.analytics.models import QueryDay
 from control_plane.analytics.service import popular_queries
 from control_plane.search.service import search_runtime
 from tests.analytics.helpers import ORIGIN, Shop
@@ -95,9 +98,13 @@ def test_retention_purges_older_days(shop: Shop):
     today = store.today()
     span = {"from": (today - timedelta(days=retention + 5)).isoformat(), "to": today.isoformat()}
     assert shop.analytics(index_id, **span)["totals"]["searches"] == 5
+    gone = "idx_" + "0" * 20  # an index deleted since (no such index): its rows go too
+    _record(shop, gone, 0, "orphan", 1)
     purge_analytics(shop.app.state.runtime.sessions)
     after = shop.analytics(index_id, **span)
     assert after["totals"]["searches"] == 2 and [q["query"] for q in after["topQueries"]] == ["kept"]
+    with shop.app.state.runtime.sessions() as db:
+        assert db.scalar(select(func.count()).select_from(QueryDay).where(QueryDay.index_id == gone)) == 0
 
 
 def test_parameters_are_validated(shop: Shop):
