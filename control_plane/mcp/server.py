@@ -100,7 +100,7 @@ class ShopsearchMCP(MCPServer):
 def build_server(runtime: Runtime) -> ShopsearchMCP:
     server = ShopsearchMCP(
         name="shopsearch",
-        instructions="Search a shop's product indices: list_indices first, then search, get_document, "
+        instructions="Search a shop's product indices: list_indices first, then search, suggest, get_document, "
         "get_task; with a full-access key also upload_documents and delete_documents (they answer a "
         "taskId to poll with get_task).",
     )
@@ -133,6 +133,22 @@ def build_server(runtime: Runtime) -> ShopsearchMCP:
         try:
             body = tools.search_request(arguments)
             return await tools.search(runtime, caller.principal, index_id, body, caller.ip)
+        except ServiceError as exc:
+            raise _tool_error(exc) from None
+        except Exception as exc:
+            raise _tool_error(_unavailable(exc)) from None
+
+    @server.tool(annotations=READ_ONLY)
+    async def suggest(
+        index_id: IndexId,
+        q: Annotated[str, Field(description="What the shopper has typed so far")],
+        limit: Annotated[int | None, Field(description="At most this many suggestions (1-20)")] = None,
+    ) -> dict[str, Any]:
+        """Autocomplete suggestions for what a shopper types (and products, when the index's settings add them)."""
+        caller = _current()
+        try:
+            body = tools.suggest_request(q, limit)
+            return await tools.suggest(runtime, caller.principal, index_id, body, caller.ip)
         except ServiceError as exc:
             raise _tool_error(exc) from None
         except Exception as exc:

@@ -27,9 +27,12 @@ from control_plane.runtime import Runtime
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import cached_for_key, resolve_secret, run_search
+from control_plane.suggestion.schemas import SuggestRequest
+from control_plane.suggestion.serving import loaded_for_index
+from control_plane.suggestion.serving import suggest as suggest_answer
 from control_plane.task import service as tasks
 from control_plane.task.schemas import TaskOut
-from shared.errors import ErrorCode, ServiceError, validation
+from shared.errors import ErrorCode, ServiceError, not_found, validation
 
 MAX_LIST = 100
 
@@ -73,6 +76,28 @@ async def search(runtime: Runtime, principal: Principal, index_id: str, body: Se
     charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip)
     answer = await run_search(runtime, resolved, body, source="mcp")
     return orjson.loads(answer)  # type: ignore[no-any-return]
+
+
+def suggest_request(q: str, limit: int | None) -> SuggestRequest:
+    try:
+        return SuggestRequest.model_validate({"q": q, "limit": limit})
+    except ValidationError as exc:
+        raise ServiceError(ErrorCode.VALIDATION_ERROR, "The suggest request is not valid",
+                           validation_details([dict(e) for e in exc.errors()])) from exc
+
+
+async def suggest(runtime: Runtime, principal: Principal, index_id: str, body: SuggestRequest,
+                  client_ip: str) -> dict[str, Any]:
+    """The suggest-by-index route's answer (suggestions, and products when configured)."""
+    key = principal.key
+    assert key is not None
+    if key.index_id not in (None, index_id):
+        raise not_found("Index")
+    loaded = await loaded_for_index(runtime, index_id)
+    if loaded.project_id != key.project_id:
+        raise not_found("Index")
+    charge_search(runtime, loaded.project_id, loaded.searches_per_second, principal, client_ip)
+    return orjson.loads(await suggest_answer(runtime, loaded, body.q, body.limit, source="mcp"))  # type: ignore[no-any-return]
 
 
 def get_document(runtime: Runtime, principal: Principal, index_id: str, document_id: str) -> dict[str, Any]:

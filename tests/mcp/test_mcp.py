@@ -22,7 +22,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.factories import make_key
-from tests.index.helpers import Tenant, create_index, make_tenant, products, upload, wait_task
+from tests.index.helpers import (
+    PRODUCT_MAPPING,
+    Tenant,
+    create_index,
+    make_tenant,
+    products,
+    upload,
+    wait_task,
+)
+
+# brands are suggested
+MAPPING = {**PRODUCT_MAPPING, "fields": {**PRODUCT_MAPPING["fields"],
+                                         "brand": {**PRODUCT_MAPPING["fields"]["brand"], "suggest": True}}}
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +59,14 @@ def base_url(app) -> Iterator[str]:
 def shop(app, base_url) -> dict[str, Any]:
     tenant = make_tenant(app)
     with httpx.Client(base_url=base_url, timeout=30) as http:
-        first = create_index(http, tenant, name="phones")
+        first = create_index(http, tenant, name="phones", mapping=MAPPING)
         upload(http, tenant, first["id"], products(12))
         second = create_index(http, tenant, name="other")
         upload(http, tenant, second["id"], products(3))
+        rebuilt = http.post(tenant.url(first["id"], "/suggestions/rebuild"), headers=tenant.headers)
+        assert rebuilt.status_code == 202, rebuilt.text
+        task = wait_task(http, tenant.headers, tenant.project_id, rebuilt.json()["taskId"])
+        assert task["status"] == "succeeded", task
     return {
         "tenant": tenant,
         "index": first["id"],
@@ -78,6 +94,9 @@ async def _call(base_url: str, key: str, tool: str, arguments: dict[str, Any]) -
 async def _tool_names(base_url: str, key: str) -> set[str]:
     async with _client(base_url, key) as client:
         return {tool.name for tool in (await client.list_tools()).tools}
+
+
+READ_TOOLS = {"list_indices", "search", "suggest", "get_document", "get_task"}
 
 
 def _answer(structured: Any) -> Any:
@@ -109,7 +128,7 @@ def test_without_a_secret_key_401_or_403(base_url, app, shop):
 async def test_read_key_reads_and_may_not_write(base_url, shop):
     tenant: Tenant = shop["tenant"]
     key, index_id = tenant.read_key, shop["index"]
-    assert await _tool_names(base_url, key) == {"list_indices", "search", "get_document", "get_task"}
+    assert await _tool_names(base_url, key) == READ_TOOLS
 
     error, listed = await _call(base_url, key, "list_indices", {})
     assert not error
@@ -123,6 +142,10 @@ async def test_read_key_reads_and_may_not_write(base_url, shop):
     assert found["facets"]  # counted
     error, ordered = await _call(base_url, key, "search", {"index_id": index_id, "q": "", "sort": "nonsense"})
     assert error and ordered.startswith("VALIDATION_ERROR")
+
+    error, suggested = await _call(base_url, key, "suggest", {"index_id": index_id, "q": "zed", "limit": 3})
+    assert not error, suggested
+    assert _answer(suggested)["suggestions"][0]["text"] == "Zed"
 
     error, document = await _call(base_url, key, "get_document", {"index_id": index_id, "document_id": "p3"})
     assert not error and _answer(document)["name"] == "Product 3 phone"
@@ -140,6 +163,7 @@ async def test_index_scoped_key_sees_its_index_only(base_url, shop):
     error, found = await _call(base_url, key, "search", {"index_id": index_id, "q": "laptop"})
     assert not error and _answer(found)["total"] == 6
     for tool, arguments in (("search", {"index_id": other, "q": "laptop"}),
+                            ("suggest", {"index_id": other, "q": "zed"}),
                             ("get_document", {"index_id": other, "document_id": "p1"})):
         error, text = await _call(base_url, key, tool, arguments)
         assert error and text.startswith("NOT_FOUND"), (tool, text)
@@ -148,8 +172,7 @@ async def test_index_scoped_key_sees_its_index_only(base_url, shop):
 async def test_full_key_uploads_deletes_and_reads_the_task(base_url, shop):
     tenant: Tenant = shop["tenant"]
     key, index_id = tenant.key, shop["index"]
-    assert await _tool_names(base_url, key) == {"list_indices", "search", "get_document", "get_task",
-                                                 "upload_documents", "delete_documents"}
+    assert await _tool_names(base_url, key) == READ_TOOLS | {"upload_documents", "delete_documents"}
     error, accepted = await _call(base_url, key, "upload_documents", {
         "index_id": index_id, "documents": [{"id": "m1", "name": "mcp kettle", "brand": "Acme", "price": 5.0}]})
     assert not error, accepted
@@ -180,6 +203,10 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"index_id": "{index}", "filters": "brand = x"}, ""),
     ("search", {"index_id": "{index}", "facets": ["name"]}, ""),
     ("search", {"index_id": "{index}", "profile_key": "missing"}, "NOT_FOUND"),
+    ("suggest", {"index_id": "{index}"}, ""),
+    ("suggest", {"index_id": "{index}", "q": "z", "limit": 50}, "VALIDATION_ERROR"),
+    ("suggest", {"index_id": "{index}", "q": "z" * 201}, "VALIDATION_ERROR"),
+    ("suggest", {"index_id": "idx_missing", "q": "z"}, "NOT_FOUND"),
     ("get_document", {"index_id": "{index}"}, ""),
     ("get_document", {"index_id": "{index}", "document_id": "nope"}, "NOT_FOUND"),
     ("get_task", {"task_id": "tsk_missing"}, "NOT_FOUND"),
@@ -215,6 +242,7 @@ async def test_another_tenants_ids_are_not_found(base_url, app, shop):
     error, listed = await _call(base_url, stranger.key, "list_indices", {})
     assert not error and _answer(listed)["items"] == []
     for tool, arguments in (("search", {"index_id": shop["index"], "q": ""}),
+                            ("suggest", {"index_id": shop["index"], "q": "zed"}),
                             ("get_document", {"index_id": shop["index"], "document_id": "p1"}),
                             ("get_task", {"task_id": task_id}),
                             ("upload_documents", {"index_id": shop["index"], "documents": [{"id": "evil"}]}),
