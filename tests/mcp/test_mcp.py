@@ -7,19 +7,11 @@ arguments to every tool answer a tool error and the server keeps answering.
 from __future__ import annotations
 
 import asyncio
-import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-import uvicorn
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.factories import make_key
 from tests.index.helpers import (
@@ -31,6 +23,7 @@ from tests.index.helpers import (
     upload,
     wait_task,
 )
+from tests.mcp.helpers import call_tool, mcp_client, serving
 
 # brands are suggested
 MAPPING = {**PRODUCT_MAPPING, "fields": {**PRODUCT_MAPPING["fields"],
@@ -39,20 +32,8 @@ MAPPING = {**PRODUCT_MAPPING, "fields": {**PRODUCT_MAPPING["fields"],
 
 @pytest.fixture(scope="module")
 def base_url(app) -> Iterator[str]:
-    """The backend's app (already started by the session fixture) served by uvicorn on a free port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serving(app) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -75,35 +56,12 @@ def shop(app, base_url) -> dict[str, Any]:
     }
 
 
-def _client(base_url: str, key: str | None) -> Client:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=30)
-    return Client(streamable_http_client(base_url + "/mcp", http_client=http))
-
-
-async def _call(base_url: str, key: str, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    """(is_error, the JSON answer or the error text)."""
-    async with _client(base_url, key) as client:
-        result = await client.call_tool(tool, arguments)
-    text = result.content[0].text if result.content else ""
-    if result.is_error:
-        return True, text.removeprefix(f"Error executing tool {tool}: ")
-    return False, result.structured_content if result.structured_content is not None else json.loads(text)
-
-
 async def _tool_names(base_url: str, key: str) -> set[str]:
-    async with _client(base_url, key) as client:
+    async with mcp_client(base_url, key) as client:
         return {tool.name for tool in (await client.list_tools()).tools}
 
 
 READ_TOOLS = {"list_indices", "search", "suggest", "get_document", "get_task"}
-
-
-def _answer(structured: Any) -> Any:
-    """A dict tool's structured content (the SDK wraps some outputs in {"result": ...})."""
-    if isinstance(structured, dict) and set(structured) == {"result"}:
-        return structured["result"]
-    return structured
 
 
 def test_without_a_secret_key_401_or_403(base_url, app, shop):
@@ -130,42 +88,42 @@ async def test_read_key_reads_and_may_not_write(base_url, shop):
     key, index_id = tenant.read_key, shop["index"]
     assert await _tool_names(base_url, key) == READ_TOOLS
 
-    error, listed = await _call(base_url, key, "list_indices", {})
+    error, listed = await call_tool(base_url, key, "list_indices", {})
     assert not error
-    assert {i["id"] for i in _answer(listed)["items"]} == {shop["index"], shop["other"]}
+    assert {i["id"] for i in listed["items"]} == {shop["index"], shop["other"]}
 
-    error, found = await _call(base_url, key, "search", {
+    error, found = await call_tool(base_url, key, "search", {
         "index_id": index_id, "q": "phone", "filters": {"brand": "Zed"}, "facets": ["brand"], "per_page": 5})
     assert not error, found
-    found = _answer(found)
+    found = found
     assert found["total"] == 3 and {h["document"]["brand"] for h in found["hits"]} == {"Zed"}
     assert found["facets"]  # counted
-    error, ordered = await _call(base_url, key, "search", {"index_id": index_id, "q": "", "sort": "nonsense"})
+    error, ordered = await call_tool(base_url, key, "search", {"index_id": index_id, "q": "", "sort": "nonsense"})
     assert error and ordered.startswith("VALIDATION_ERROR")
 
-    error, suggested = await _call(base_url, key, "suggest", {"index_id": index_id, "q": "zed", "limit": 3})
+    error, suggested = await call_tool(base_url, key, "suggest", {"index_id": index_id, "q": "zed", "limit": 3})
     assert not error, suggested
-    assert _answer(suggested)["suggestions"][0]["text"] == "Zed"
+    assert suggested["suggestions"][0]["text"] == "Zed"
 
-    error, document = await _call(base_url, key, "get_document", {"index_id": index_id, "document_id": "p3"})
-    assert not error and _answer(document)["name"] == "Product 3 phone"
+    error, document = await call_tool(base_url, key, "get_document", {"index_id": index_id, "document_id": "p3"})
+    assert not error and document["name"] == "Product 3 phone"
 
-    error, refused = await _call(base_url, key, "upload_documents", {"index_id": index_id, "documents": [{"id": "x"}]})
+    error, refused = await call_tool(base_url, key, "upload_documents", {"index_id": index_id, "documents": [{"id": "x"}]})
     assert error and refused.startswith("FORBIDDEN")
-    error, refused = await _call(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["p1"]})
+    error, refused = await call_tool(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["p1"]})
     assert error and refused.startswith("FORBIDDEN")
 
 
 async def test_index_scoped_key_sees_its_index_only(base_url, shop):
     key, index_id, other = shop["scoped"], shop["index"], shop["other"]
-    error, listed = await _call(base_url, key, "list_indices", {})
-    assert not error and [i["id"] for i in _answer(listed)["items"]] == [index_id]
-    error, found = await _call(base_url, key, "search", {"index_id": index_id, "q": "laptop"})
-    assert not error and _answer(found)["total"] == 6
+    error, listed = await call_tool(base_url, key, "list_indices", {})
+    assert not error and [i["id"] for i in listed["items"]] == [index_id]
+    error, found = await call_tool(base_url, key, "search", {"index_id": index_id, "q": "laptop"})
+    assert not error and found["total"] == 6
     for tool, arguments in (("search", {"index_id": other, "q": "laptop"}),
                             ("suggest", {"index_id": other, "q": "zed"}),
                             ("get_document", {"index_id": other, "document_id": "p1"})):
-        error, text = await _call(base_url, key, tool, arguments)
+        error, text = await call_tool(base_url, key, tool, arguments)
         assert error and text.startswith("NOT_FOUND"), (tool, text)
 
 
@@ -173,22 +131,22 @@ async def test_full_key_uploads_deletes_and_reads_the_task(base_url, shop):
     tenant: Tenant = shop["tenant"]
     key, index_id = tenant.key, shop["index"]
     assert await _tool_names(base_url, key) == READ_TOOLS | {"upload_documents", "delete_documents"}
-    error, accepted = await _call(base_url, key, "upload_documents", {
+    error, accepted = await call_tool(base_url, key, "upload_documents", {
         "index_id": index_id, "documents": [{"id": "m1", "name": "mcp kettle", "brand": "Acme", "price": 5.0}]})
     assert not error, accepted
-    task_id = _answer(accepted)["taskId"]
+    task_id = accepted["taskId"]
     with httpx.Client(base_url=base_url, timeout=30) as http:
         assert wait_task(http, tenant.headers, tenant.project_id, task_id)["status"] == "succeeded"
-    error, task = await _call(base_url, key, "get_task", {"task_id": task_id})
-    assert not error and _answer(task)["status"] == "succeeded" and _answer(task)["type"]
-    error, found = await _call(base_url, key, "search", {"index_id": index_id, "q": "kettle"})
-    assert not error and [h["id"] for h in _answer(found)["hits"]] == ["m1"]
+    error, task = await call_tool(base_url, key, "get_task", {"task_id": task_id})
+    assert not error and task["status"] == "succeeded" and task["type"]
+    error, found = await call_tool(base_url, key, "search", {"index_id": index_id, "q": "kettle"})
+    assert not error and [h["id"] for h in found["hits"]] == ["m1"]
 
-    error, accepted = await _call(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["m1"]})
+    error, accepted = await call_tool(base_url, key, "delete_documents", {"index_id": index_id, "ids": ["m1"]})
     assert not error
     with httpx.Client(base_url=base_url, timeout=30) as http:
-        assert wait_task(http, tenant.headers, tenant.project_id, _answer(accepted)["taskId"])["status"] == "succeeded"
-    error, text = await _call(base_url, key, "get_document", {"index_id": index_id, "document_id": "m1"})
+        assert wait_task(http, tenant.headers, tenant.project_id, accepted["taskId"])["status"] == "succeeded"
+    error, text = await call_tool(base_url, key, "get_document", {"index_id": index_id, "document_id": "m1"})
     assert error and text.startswith("NOT_FOUND")
 
 
@@ -225,12 +183,12 @@ async def test_bad_arguments_are_tool_errors(base_url, shop):
     tenant: Tenant = shop["tenant"]
     for tool, arguments, code in BAD_ARGUMENTS:
         filled = {k: (shop["index"] if v == "{index}" else v) for k, v in arguments.items()}
-        error, text = await _call(base_url, tenant.key, tool, filled)
+        error, text = await call_tool(base_url, tenant.key, tool, filled)
         assert error, (tool, arguments, text)
         assert text.startswith(code), (tool, arguments, text)
     # nothing was half-applied: the index holds what it held
-    error, found = await _call(base_url, tenant.key, "search", {"index_id": shop["index"], "q": ""})
-    assert not error and _answer(found)["total"] == 12
+    error, found = await call_tool(base_url, tenant.key, "search", {"index_id": shop["index"], "q": ""})
+    assert not error and found["total"] == 12
 
 
 async def test_another_tenants_ids_are_not_found(base_url, app, shop):
@@ -239,13 +197,13 @@ async def test_another_tenants_ids_are_not_found(base_url, app, shop):
     with httpx.Client(base_url=base_url, timeout=30) as http:
         task_id = http.post(tenant.url(shop["index"], "/documents/delete"), json=["nothing"],
                             headers=tenant.headers).json()["taskId"]
-    error, listed = await _call(base_url, stranger.key, "list_indices", {})
-    assert not error and _answer(listed)["items"] == []
+    error, listed = await call_tool(base_url, stranger.key, "list_indices", {})
+    assert not error and listed["items"] == []
     for tool, arguments in (("search", {"index_id": shop["index"], "q": ""}),
                             ("suggest", {"index_id": shop["index"], "q": "zed"}),
                             ("get_document", {"index_id": shop["index"], "document_id": "p1"}),
                             ("get_task", {"task_id": task_id}),
                             ("upload_documents", {"index_id": shop["index"], "documents": [{"id": "evil"}]}),
                             ("delete_documents", {"index_id": shop["index"], "ids": ["p1"]})):
-        error, text = await _call(base_url, stranger.key, tool, arguments)
+        error, text = await call_tool(base_url, stranger.key, tool, arguments)
         assert error and text.startswith("NOT_FOUND"), (tool, text)

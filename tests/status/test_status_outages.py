@@ -7,6 +7,7 @@ running. The shared answer lives 0.3 s here instead of 15 s, so each change show
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Iterator
@@ -24,13 +25,14 @@ from control_plane.status import service
 from tests.conftest import REDIS_URL, _ensure_services, make_settings
 from tests.factories import runtime_of
 from tests.index.helpers import create_index, make_tenant, products, upload
+from tests.mcp.helpers import call_tool, serving
 from tests.tcp_proxy import TcpProxy
 
 CACHE_SECONDS = 0.3
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, mailbox) -> Iterator[tuple[TestClient, TcpProxy, TcpProxy]]:
+def stack(tmp_path_factory, mailbox) -> Iterator[tuple[TestClient, TcpProxy, TcpProxy, dict[str, str]]]:
     _ensure_services()
     with scratch_pg_database("shopsearch_status") as name, TcpProxy(5432) as db_proxy, \
             TcpProxy(int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])) as redis_proxy:
@@ -43,10 +45,11 @@ def stack(tmp_path_factory, mailbox) -> Iterator[tuple[TestClient, TcpProxy, Tcp
         upgrade(settings)
         app = create_app(settings)
         try:
-            with TestClient(app) as client:
+            with TestClient(app) as client, serving(app) as base_url:
                 tenant = make_tenant(app)  # an index for the search probe to query
-                upload(client, tenant, create_index(client, tenant)["id"], products(5))
-                yield client, db_proxy, redis_proxy
+                index_id = create_index(client, tenant)["id"]
+                upload(client, tenant, index_id, products(5))
+                yield client, db_proxy, redis_proxy, {"base": base_url, "key": tenant.key, "index": index_id}
         finally:
             direct = redis.Redis.from_url(REDIS_URL)
             for key in direct.scan_iter(f"{prefix}*"):
@@ -83,7 +86,7 @@ ALL_OPERATIONAL = {"status": "operational", "search": "operational", "indexing":
 
 
 def test_redis_stopped_degrades_and_recovers(stack):
-    client, _db, redis_proxy = stack
+    client, _db, redis_proxy, _mcp = stack
     _wait_for(client, ALL_OPERATIONAL)
     assert runtime_of(client.app).extras["status_probe_target"][1] is not None  # the probe queries the index
     redis_proxy.cut()
@@ -97,20 +100,27 @@ def test_redis_stopped_degrades_and_recovers(stack):
 
 
 def test_database_stopped_is_down_and_recovers(stack):
-    client, db_proxy, _redis = stack
+    client, db_proxy, _redis, mcp = stack
     _wait_for(client, ALL_OPERATIONAL)
+    assert not asyncio.run(call_tool(mcp["base"], mcp["key"], "list_indices", {}))[0]  # the key is known now
     db_proxy.cut()
     try:
         states = _wait_for(client, {"status": "down", "dashboard": "down", "indexing": "down"})
         # search keeps answering from the shards (the probe's index is remembered); MCP's tools need the database
         assert states["search"] == "operational" and states["mcp"] == "degraded"
+        error, text = asyncio.run(call_tool(mcp["base"], mcp["key"], "get_document",
+                                            {"index_id": mcp["index"], "document_id": "p1"}))
+        assert error and text.startswith("UNAVAILABLE"), text
     finally:
         db_proxy.restore()
     _wait_for(client, ALL_OPERATIONAL)
+    error, document = asyncio.run(call_tool(mcp["base"], mcp["key"], "get_document",
+                                            {"index_id": mcp["index"], "document_id": "p1"}))
+    assert not error and document["id"] == "p1"
 
 
 def test_task_runner_stopped_is_down_and_recovers(stack):
-    client, _db, _redis = stack
+    client, _db, _redis, _mcp = stack
     runner = runtime_of(client.app).extras["task_runner"]
     _wait_for(client, ALL_OPERATIONAL)
     runner.stop()
