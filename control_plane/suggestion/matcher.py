@@ -90,6 +90,15 @@ class SuggestionIndex:
             codes = [ord(c) for c in w[:TYPO_WIDTH + 1]]
             matrix[row, :len(codes)] = codes
         self.matrix = matrix
+        # rows by their first and by their second character: one edit keeps one of them in place
+        # (or moves w[0] to second / w[1] to first), so only those rows are compared
+        self._by_char: list[dict[int, np.ndarray]] = []
+        for col in (0, 1):
+            order = np.argsort(matrix[:, col], kind="stable")
+            chars, starts = np.unique(matrix[order, col], return_index=True)
+            bounds = [*starts[1:], len(order)] if len(starts) else []
+            self._by_char.append({int(c): order[a:b] for c, a, b in zip(chars, starts, bounds, strict=True)})
+        self._corrections: dict[str, list[str]] = {}
 
     def __len__(self) -> int:
         return len(self.items)
@@ -139,43 +148,52 @@ class SuggestionIndex:
         return out[:limit]
 
     def corrections(self, word: str) -> list[str]:
-        """Prefixes of suggestion words one edit away from ``word`` (not ``word`` itself)."""
-        m = self.matrix
-        if not len(m):
+        """Prefixes of suggestion words one edit away from ``word`` (not ``word`` itself), cached."""
+        hit = self._corrections.get(word)
+        if hit is None:
+            hit = self._find_corrections(word)
+            if len(self._corrections) > 20_000:
+                self._corrections.clear()
+            self._corrections[word] = hit
+        return hit
+
+    def _find_corrections(self, word: str) -> list[str]:
+        if not len(self.matrix):
             return []
         n = len(word)
         w = np.array([ord(c) for c in word], dtype=np.uint32)
+        first, second = self._by_char
+        pick = np.zeros(len(self.matrix), dtype=bool)
+        for rows_with in (first.get(int(w[0])), first.get(int(w[1])), second.get(int(w[1])), second.get(int(w[0]))):
+            if rows_with is not None:
+                pick[rows_with] = True
+        rows_of = np.flatnonzero(pick)
+        if not len(rows_of):
+            return []
+        m = self.matrix[rows_of]
         rows = np.zeros(len(m), dtype=bool)
         found: dict[int, int] = {}  # row -> length of the corrected prefix
+        both = np.logical_and.accumulate
         # substitution or transposition: the word's first n characters
         eq = m[:, :n] == w
         mismatches = n - eq.sum(axis=1)
-        same = mismatches == 1
-        for j in range(n - 1):
-            swapped = (m[:, j] == w[j + 1]) & (m[:, j + 1] == w[j]) & (w[j] != w[j + 1])
-            same |= (mismatches == 2) & swapped & ~eq[:, j] & ~eq[:, j + 1]
-        self._note(same, n, rows, found)
-        # the typed word has an extra character: the first n - 1 characters equal it without one
+        swapped = (m[:, : n - 1] == w[1:]) & (m[:, 1:n] == w[:-1]) & ~eq[:, : n - 1] & ~eq[:, 1:]
+        self._note((mismatches == 1) | ((mismatches == 2) & swapped.any(axis=1)), n, rows, found)
+        # the typed word has an extra character (at i): its first n - 1 characters equal it without w[i]
+        pre = both(eq, axis=1)  # pre[:, i]: the first i + 1 characters equal
         shifted = m[:, : n - 1] == w[1:]
-        pre = np.cumprod(eq[:, : n - 1], axis=1, dtype=bool)
-        suf = np.flip(np.cumprod(np.flip(shifted, axis=1), axis=1, dtype=bool), axis=1)
-        extra = suf[:, 0].copy()  # dropped the first character
-        for i in range(1, n - 1):
-            extra |= pre[:, i - 1] & suf[:, i]
-        extra |= pre[:, n - 2]  # dropped the last character: the plain prefix
+        suf = both(shifted[:, ::-1], axis=1)[:, ::-1]  # suf[:, i]: characters i.. equal w shifted by one
+        extra = suf[:, 0] | pre[:, n - 2] | (pre[:, : n - 2] & suf[:, 1 : n - 1]).any(axis=1)
         self._note(extra & (m[:, n - 2] != 0), n - 1, rows, found)
-        # the typed word lacks a character: the first n + 1 characters equal it with one more
+        # the typed word lacks a character (at i): the first n + 1 characters equal it with one more
         if n + 1 <= m.shape[1]:
             ahead = m[:, 1 : n + 1] == w
-            pre_all = np.cumprod(eq, axis=1, dtype=bool)
-            suf_ahead = np.flip(np.cumprod(np.flip(ahead, axis=1), axis=1, dtype=bool), axis=1)
-            missing = suf_ahead[:, 0].copy()
-            for i in range(1, n):
-                missing |= pre_all[:, i - 1] & suf_ahead[:, i]
+            suf_ahead = both(ahead[:, ::-1], axis=1)[:, ::-1]
+            missing = suf_ahead[:, 0] | (pre[:, : n - 1] & suf_ahead[:, 1:n]).any(axis=1)
             self._note(missing & (m[:, n] != 0), n + 1, rows, found)
         out: list[str] = []
-        for row in sorted(found):  # vocabulary order: the most common words first
-            prefix = self.vocab[row][: found[row]]
+        for row in sorted(found):  # vocabulary order (rows_of is sorted): the most common words first
+            prefix = self.vocab[int(rows_of[row])][: found[row]]
             if prefix != word and not prefix.startswith(word) and prefix not in out:
                 out.append(prefix)
                 if len(out) >= MAX_CORRECTIONS:

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
+from control_plane.analytics.store import Aggregate, today, write
 from control_plane.search.service import search_runtime
 from control_plane.suggestion.tasks import schedule_rebuilds
 from tests.factories import bearer, make_key, runtime_of
@@ -319,3 +320,25 @@ def test_other_tenants_get_404(client, shop, app):
     assert own.status_code == 404
     scoped = make_key(app, shop.tenant.project_id, index_id="idx_other")
     assert client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=bearer(scoped)).status_code == 404
+
+
+def test_queries_searched_often_enough_become_suggestions_after_rebuild(client, shop, app):
+    aggregate = Aggregate()
+    for q, times, total in (("otterbox defender iphone", 6, 12), ("OtterBox Commuter iPhone", 20, 9),
+                            ("speck presidio grip", 2, 5), ("qqzzx vanished gadget", 9, 3)):
+        for _ in range(times):
+            aggregate.add_search(shop.index_id, today(), q, total)
+    with runtime_of(app).sessions.begin() as db:
+        write(db, aggregate)
+    put_config(client, shop, popularQueries={"enabled": True, "minSearches": 5, "days": 7})
+    settle(client, shop)
+    rebuild(client, shop)
+    popular = [s for s in suggest(client, shop, "otterbox", limit=20)["suggestions"] if s["source"] == "popular"]
+    # ranked by searches that found results
+    assert [s["text"] for s in popular] == ["otterbox commuter iphone", "otterbox defender iphone"]
+    assert popular[0]["highlighted"] == "<em>otterbox</em> commuter iphone"
+    assert "speck presidio grip" not in texts(suggest(client, shop, "speck p"))  # searched twice: under minSearches
+    assert texts(suggest(client, shop, "qqzzx")) == []  # it found results once; the catalog has nothing now
+    put_config(client, shop, popularQueries={"enabled": False, "minSearches": 5, "days": 7})
+    assert all(s["source"] != "popular" for s in suggest(client, shop, "otterbox", limit=20)["suggestions"])
+    settle(client, shop)
