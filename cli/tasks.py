@@ -82,6 +82,9 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
     started = time.monotonic()
     deadline = started + timeout
     stalled_said = False
+    with sessions() as db:
+        if find_task_any_project(db, task_id) is None:  # before the bar: an unknown id is one line
+            fail(f"task {task_id} not found")
     with progress() as bar_set:
         bar = bar_set.add_task(label or task_id, total=1.0)
         while True:
