@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
+import httpx
 from anyio import to_thread
 from fastapi import FastAPI, Request
 from mcp.server.mcpserver import MCPServer
@@ -213,17 +214,30 @@ class MCPEndpoint:
             return
         token = _caller.set(Caller(principal, client_ip(request)))
         try:
-            # the SDK's low-level server: what its own streamable_http_app hands its session manager
-            manager = StreamableHTTPSessionManager(app=self.server._lowlevel_server, stateless=True, json_response=True)
-            async with manager.run():
-                await manager.handle_request(scope, receive, send)
+            await self._exchange(scope, receive, send)
         finally:
             _caller.reset(token)
+
+    async def _exchange(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # the SDK's low-level server: what its own streamable_http_app hands its session manager
+        manager = StreamableHTTPSessionManager(app=self.server._lowlevel_server, stateless=True, json_response=True)
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+
+    async def answers(self) -> bool:
+        """The status route's check: a ``tools/list`` exchange through the SDK's HTTP transport
+        (in-process, past the key check) answers the tools."""
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self._exchange), base_url="http://status") as client:
+            response = await client.post("/mcp", json=message, headers=headers)
+        return response.status_code == 200 and bool(response.json().get("result", {}).get("tools"))
 
 
 def install_mcp(app: FastAPI) -> None:
     runtime: Runtime = app.state.runtime
     server = build_server(runtime)
-    runtime.extras["mcp_server"] = server  # the status route's check lists its tools
+    endpoint = MCPEndpoint(runtime, server)
+    runtime.extras["mcp_check"] = endpoint.answers  # the status route's check
     # POST only: a stateless server has no stream to open with GET and no session to DELETE (405)
-    app.router.routes.append(Route("/mcp", MCPEndpoint(runtime, server), methods=["POST"], include_in_schema=False))
+    app.router.routes.append(Route("/mcp", endpoint, methods=["POST"], include_in_schema=False))

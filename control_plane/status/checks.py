@@ -2,22 +2,19 @@
 
 Each check answers ``operational``, ``degraded`` or ``down``; the overall state is the worst of them.
 
-=========  =======================================================  ==========================================
-service    degraded when                                             down when
-=========  =======================================================  ==========================================
-search     the probe query took over ``SEARCH_SLOW_MS``; Redis is     the probe query fails (shard hosts
-           configured but unreachable (no cached answers)             unreachable, ``/ready`` checks failing)
-indexing   the oldest waiting task has waited over                    the database is unreachable; no task
-           ``TASK_WAIT_DEGRADED_S``, or over ``QUEUE_LAG_DEGRADED``    runner heard from within
-           tasks wait                                                 ``heartbeats.LIVE_SECONDS``; the oldest
-                                                                      waiting task has waited over
-                                                                      ``TASK_WAIT_DOWN_S``
-dashboard  the database round trip took over ``DB_SLOW_MS``;          the database is unreachable, or the
-           Redis is configured but unreachable (sign-ins and          cabinet's page is not there to serve
-           revocations fall back to the database)
-mcp        the database is unreachable (keys not in the cache and     the MCP app does not list its tools
-           every tool but search need it)                             within ``MCP_TIMEOUT_S``
-=========  =======================================================  ==========================================
+- search: degraded when the probe query took over ``SEARCH_SLOW_MS``, or Redis is configured but
+  unreachable (no cached answers); down when the probe fails (shard hosts unreachable, this
+  instance's ``/ready`` checks failing).
+- indexing: degraded when the oldest waiting task has waited over ``TASK_WAIT_DEGRADED_S`` or over
+  ``QUEUE_LAG_DEGRADED`` tasks wait; down when the database is unreachable, no task runner was heard
+  from within ``heartbeats.LIVE_SECONDS``, or the oldest waiting task has waited over
+  ``TASK_WAIT_DOWN_S``.
+- dashboard: degraded when the database round trip took over ``DB_SLOW_MS``, or Redis is configured
+  but unreachable (sign-ins and revocations fall back to the database); down when the database is
+  unreachable or the cabinet's page is not there to serve.
+- mcp: degraded when the database is unreachable (keys not cached, and every tool but search needs
+  it); down when a ``tools/list`` exchange with the MCP app does not answer its tools within
+  ``MCP_TIMEOUT_S``.
 
 The search probe is a one-hit query through the shard hosts (:mod:`control_plane.shard`) on the
 serving generation of one index (the last one probed, read again from the database at most every
@@ -138,15 +135,15 @@ async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str
 
 
 async def _mcp_answers(runtime: Runtime) -> bool:
-    server: Any = runtime.extras.get("mcp_server")
-    if server is None:
+    """``tools/list`` through the MCP app's HTTP transport (:meth:`control_plane.mcp.server.MCPEndpoint.answers`)."""
+    check: Any = runtime.extras.get("mcp_check")
+    if check is None:
         return False
     try:
-        tools = await asyncio.wait_for(server.list_tools(), MCP_TIMEOUT_S)
+        return bool(await asyncio.wait_for(check(), MCP_TIMEOUT_S))
     except Exception:  # noqa: BLE001
         log.info("status: the MCP app did not answer", exc_info=True)
         return False
-    return bool(tools)
 
 
 def indexing_state(db: Database) -> str:

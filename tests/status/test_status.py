@@ -61,6 +61,19 @@ def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client
     assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 1.0  # + the round trip
 
 
+def test_mcp_is_down_when_its_app_does_not_answer(app, client, monkeypatch):
+    async def silent() -> bool:
+        raise TimeoutError
+
+    monkeypatch.setitem(runtime_of(app).extras, "mcp_check", silent)
+    _expire(app)
+    answer = client.get("/v1/status").json()
+    assert answer["status"] == "down" and answer["services"][3] == {"name": "mcp", "state": "down"}
+    monkeypatch.undo()
+    _expire(app)
+    assert client.get("/v1/status").json()["status"] == "operational"
+
+
 def test_status_page_shows_the_same_data_without_script(app, client):
     answer = client.get("/v1/status").json()
     page = client.get("/status")
