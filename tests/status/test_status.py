@@ -61,6 +61,15 @@ def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client
     assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 1.0  # + the round trip
 
 
+def test_search_is_degraded_when_the_probe_is_slow(app, client, monkeypatch):
+    monkeypatch.setattr(checks, "SEARCH_SLOW_MS", -1.0)  # every probe is "too slow"
+    _expire(app)
+    answer = client.get("/v1/status").json()
+    assert answer["status"] == "degraded" and answer["services"][0] == {"name": "search", "state": "degraded"}
+    monkeypatch.undo()
+    _expire(app)
+
+
 def test_mcp_is_down_when_its_app_does_not_answer(app, client, monkeypatch):
     async def silent() -> bool:
         raise TimeoutError
