@@ -119,14 +119,15 @@ async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str
     started = time.perf_counter()
     try:
         if target is None:
-            ok = await to_thread.run_sync(bridge.healthy)
-            return (OPERATIONAL if ok else DOWN), (time.perf_counter() - started) * 1000
-        query = Query(q="", limit=1, retrieve=(), timeout_ms=SEARCH_TIMEOUT_S * 1000)
+            if not await to_thread.run_sync(bridge.healthy):
+                return DOWN, (time.perf_counter() - started) * 1000
+        else:
+            query = Query(q="", limit=1, retrieve=(), timeout_ms=SEARCH_TIMEOUT_S * 1000)
 
-        async def same() -> ShardSpec | None:
-            return target
+            async def same() -> ShardSpec | None:
+                return target
 
-        await asyncio.wait_for(search_serving(bridge, target, query, same), SEARCH_TIMEOUT_S)
+            await asyncio.wait_for(search_serving(bridge, target, query, same), SEARCH_TIMEOUT_S)
     except Exception:  # noqa: BLE001 - a probe that fails for any reason: search does not work
         log.info("status: the search probe failed", exc_info=True)
         return DOWN, (time.perf_counter() - started) * 1000
