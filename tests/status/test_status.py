@@ -61,13 +61,19 @@ def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client
     assert answer["checkedAt"] > first["checkedAt"] and _age(answer) <= 0.3 + 1.0  # + the round trip
 
 
-def test_search_is_degraded_when_the_probe_is_slow(app, client, monkeypatch):
+def test_search_is_degraded_when_the_probe_is_slow_and_down_when_it_cannot_serve(app, client, monkeypatch):
     monkeypatch.setattr(checks, "SEARCH_SLOW_MS", -1.0)  # every probe is "too slow"
     _expire(app)
     answer = client.get("/v1/status").json()
     assert answer["status"] == "degraded" and answer["services"][0] == {"name": "search", "state": "degraded"}
+    # this instance cannot serve search (what /ready answers 503 for): down
+    monkeypatch.setitem(runtime_of(app).extras, "readiness_checks", [lambda: False])
+    _expire(app)
+    answer = client.get("/v1/status").json()
+    assert answer["status"] == "down" and answer["services"][0] == {"name": "search", "state": "down"}
     monkeypatch.undo()
     _expire(app)
+    assert client.get("/v1/status").json()["status"] == "operational"
 
 
 def test_mcp_is_down_when_its_app_does_not_answer(app, client, monkeypatch):
