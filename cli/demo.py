@@ -46,6 +46,7 @@ from control_plane.org import tenants as tenant_service
 from control_plane.org.models import Membership
 from control_plane.project import service as project_service
 from control_plane.security import hash_password
+from control_plane.serving.follower import take_primary
 from shared.plans import PLANS
 from shared.settings import get_settings
 
@@ -161,17 +162,26 @@ def server_answers(base: str) -> bool:
 
 
 @contextmanager
-def api_client(base: str, key: str) -> Iterator[tuple[httpx.Client, bool]]:
-    """A client of the REST API with the demo's secret key: the server at ``base`` when one answers,
-    else the API app run in this process (its startup and shutdown included); and whether remote."""
-    headers = {"Authorization": f"Bearer {key}"}
+def api_client(base: str) -> Iterator[tuple[httpx.Client, bool]]:
+    """A client of the REST API: the server at ``base`` when one answers, else the API app run in
+    this process (its startup and shutdown included); and whether remote. Decided before anything is
+    written, so a refusal leaves the database as it was."""
     if server_answers(base):
-        with httpx.Client(base_url=base, headers=headers, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120) as http:
             yield http, True
         return
-    # starlette's TestClient runs the app in-process; it is an httpx-style client (of its own httpx build)
-    with TestClient(create_app(get_settings()), base_url=base, headers=headers) as local:
-        yield cast(httpx.Client, local), False
+    settings = get_settings()
+    # the lock of the process that owns the shard files (``serve --workers``): never two owners at once
+    lock = take_primary(settings.data_dir)
+    if lock is None:
+        fail(f"a server owns {settings.data_dir} but does not answer at {base}: wait until it is ready, "
+             "or pass its address with --url")
+    try:
+        # starlette's TestClient runs the app in-process; an httpx-style client (of its own httpx build)
+        with TestClient(create_app(settings), base_url=base) as local:
+            yield cast(httpx.Client, local), False
+    finally:
+        lock.close()
 
 
 def _call(http: httpx.Client, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202)) -> Any:
@@ -244,15 +254,15 @@ def demo(url: UrlOption = None, as_json: JsonOption = False) -> None:
     """
     base = service_url(url)
     products = [{"id": str(i), **p} for i, p in enumerate(json.loads(CATALOG.read_text()))]
-    with failures():
+    with failures(), api_client(base) as (http, remote):
+        if not remote:
+            notice(f"no server answers at {base}: running the API in this process for the setup")
         with transaction() as db:
             tenant = prepare_tenant(db, local_origins(base))
-        with api_client(base, tenant.secret_key) as (http, remote):
-            if not remote:
-                notice(f"no server answers at {base}: running the API in this process for the setup")
-            index = ensure_index(http, tenant.project_id)
-            loaded = load_catalog(http, tenant.project_id, index, products)
-            profile = ensure_profile(http, tenant.project_id, index["id"])
+        http.headers["Authorization"] = f"Bearer {tenant.secret_key}"
+        index = ensure_index(http, tenant.project_id)
+        loaded = load_catalog(http, tenant.project_id, index, products)
+        profile = ensure_profile(http, tenant.project_id, index["id"])
     page = f"{base}/demo#key={tenant.public_key}&profile={profile['profileKey']}"
     body = json.dumps({"q": "iphone"})
     curl = (f"curl -s -X POST {base}/v1/search/{profile['profileKey']} -H {shlex.quote('Authorization: Bearer ' + tenant.public_key)} "

@@ -20,10 +20,13 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, func, select
 from typer.testing import CliRunner
 
 from benchmarks.common import ROOT, free_port
 from cli.main import app as cli_app
+from control_plane.api_key.models import ApiKey
+from control_plane.serving.follower import take_primary
 from shared.settings import get_settings
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -183,3 +186,25 @@ def test_the_page_without_keys_says_how_to_get_them(demo, page):
     expect(page.locator("#setup")).to_be_visible()
     expect(page.locator("#setup")).to_contain_text("shopsearch demo")
     assert httpx.get(f"{demo['base']}/demo/static/demo.js").status_code == 200
+
+
+def test_no_second_owner_of_the_shard_files(demo):
+    """With no server answering at --url but one holding the data directory (``serve --workers``),
+    the demo refuses before writing anything instead of running a second API on the same files."""
+    lock = take_primary(demo["data_dir"])
+    assert lock is not None  # the module's server runs one process, which takes no lock
+    try:
+        get_settings.cache_clear()
+        result = CliRunner().invoke(cli_app, ["demo", "--url", f"http://127.0.0.1:{free_port()}"],
+                                    env=_env(demo["data_dir"]))
+    finally:
+        get_settings.cache_clear()
+        lock.close()
+    assert result.exit_code == 1 and "does not answer at" in result.stderr and result.stdout == ""
+    engine = create_engine(f"sqlite:///{demo['data_dir'] / 'shopsearch.db'}")
+    try:
+        with engine.connect() as db:
+            keys = db.scalar(select(func.count()).select_from(ApiKey).where(ApiKey.project_id == demo["first"]["projectId"]))
+    finally:
+        engine.dispose()
+    assert keys == 4  # two runs, two keys each: the refused run made none
