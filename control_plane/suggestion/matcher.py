@@ -6,8 +6,8 @@ Built from a rebuild's output in each serving process and answered without the d
   ``START_WORDS`` words (``"samsung galaxy s7"``, ``"galaxy s7"``, ``"s7"``) in one sorted list of
   byte strings; a query's words joined the same way find their range by bisection, and the best
   scores of the range are picked with numpy (a one-letter prefix may cover the whole list);
-* typos: the last query word (4 characters or more) is compared with the prefixes of every
-  distinct suggestion word at once (a code-point matrix, one edit: substitution, transposition,
+* typos: when the typed words find few suggestions, the last query word (4 characters or more)
+  is compared with the prefixes of every distinct suggestion word at once (a code-point matrix, one edit: substitution, transposition,
   insertion or deletion); the corrected prefixes are then looked up like typed ones;
 * highlights mark the typed words in the original text the way search does (``<em>``, the rest
   escaped): the whole of each completed word and the typed part of the last.
@@ -30,6 +30,7 @@ TYPO_WIDTH = 16  # word characters the typo path compares (longer last words ski
 MAX_CORRECTIONS = 8
 POSITION_FACTOR = (1.0, 0.6, 0.5)  # matching from the first word ranks above a later word
 TYPO_FACTOR = 0.5
+TYPO_FILL = 4  # the typo path runs when the typed prefix finds fewer suggestions than this (or the limit)
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -139,7 +140,7 @@ class SuggestionIndex:
         out: list[Match] = []
         self._range(words, limit, 1.0, seen, len(words[-1]), out)
         last = words[-1]
-        if typo and len(out) < limit and TYPO_MIN_CHARS <= len(last) <= TYPO_WIDTH:
+        if typo and len(out) < min(limit, TYPO_FILL) and TYPO_MIN_CHARS <= len(last) <= TYPO_WIDTH:
             typo_out: list[Match] = []
             for corrected in self.corrections(last):
                 self._range([*words[:-1], corrected], limit, TYPO_FACTOR, seen, len(corrected), typo_out)

@@ -79,8 +79,8 @@ class CustomSuggestionList(BaseModel):
 
 
 class SuggestRequest(Camel):
-    q: str = Field("", max_length=200)
-    limit: int | None = Field(None, ge=1, le=20)
+    q: str = Field("", max_length=200, description="What the shopper typed; empty: the best suggestions.")
+    limit: int | None = Field(None, ge=1, le=20, description="At most this many (never more than maxSuggestions).")
 
 
 class Suggestion(BaseModel):

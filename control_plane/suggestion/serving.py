@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import orjson
@@ -57,6 +58,7 @@ class SuggestState:
         self.by_index: dict[str, Loaded] = {}
         self.key_to_index: dict[str, str] = {}
         self.locks: dict[str, threading.Lock] = {}
+        self.default_products: dict[str, Resolved] = {}  # products searched with the default settings
         self.lock = threading.Lock()
 
     def index_lock(self, index_id: str) -> threading.Lock:
@@ -104,7 +106,7 @@ def _load(runtime: Runtime, index_id: str, epoch: int, previous: Loaded | None) 
             index = indices.index_by_id(db, index_id)
             if index is None:
                 return None
-            return Loaded(index_id, index.project_id, None, SuggestionSettings(enabled=False), _EMPTY, (), epoch,
+            return Loaded(index_id, index.project_id, None, SuggestionSettings(enabled=False), _EMPTY, (-1,), epoch,
                           plan_limits_for_project(db, index.project_id).max_searches_per_second)
         settings = settings_of(row)
         custom_ids = set(repository.custom_ids(db, index_id))
@@ -117,19 +119,29 @@ def _load(runtime: Runtime, index_id: str, epoch: int, previous: Loaded | None) 
                       plan_limits_for_project(db, row.project_id).max_searches_per_second)
 
 
-def _load_locked(runtime: Runtime, index_id: str) -> Loaded | None:
+def _load_locked(runtime: Runtime, index_id: str, force: bool = False) -> Loaded | None:
+    """One load per index at a time. Meanwhile the others answer from the suggestions loaded
+    before (a rebuild of 100k suggestions takes a second or two to load), or wait for the first."""
     state = suggest_state(runtime)
-    with state.index_lock(index_id):  # one load per index at a time; the others then find it
+    lock = state.index_lock(index_id)
+    current = state.by_index.get(index_id)
+    if current is not None and not force and not lock.acquire(blocking=False):
+        return current
+    if current is None or force:
+        lock.acquire()
+    try:
         epoch = index_epoch(runtime.state, index_id)
         current = state.by_index.get(index_id)
-        if current is not None and current.epoch == epoch and not uncached_epoch(epoch):
+        if current is not None and current.epoch == epoch and not uncached_epoch(epoch) and not force:
             return current
-        loaded = _load(runtime, index_id, epoch, current)
+        loaded = _load(runtime, index_id, epoch, None if force else current)
         if loaded is None:
             state.by_index.pop(index_id, None)
         else:
             state.by_index[index_id] = loaded
         return loaded
+    finally:
+        lock.release()
 
 
 async def loaded_for_index(runtime: Runtime, index_id: str) -> Loaded:
@@ -159,12 +171,16 @@ async def loaded_for_key(runtime: Runtime, suggest_key: str) -> Loaded:
         if len(state.key_to_index) > 50_000:
             state.key_to_index.clear()
         state.key_to_index[suggest_key] = index_id
+    loaded: Loaded | None
     try:
         loaded = await loaded_for_index(runtime, index_id)
     except Exception:
         state.key_to_index.pop(suggest_key, None)
         raise
     if loaded.suggest_key != suggest_key:
+        # loaded before the settings row existed (it is made on first use, which moves no epoch)
+        loaded = await to_thread.run_sync(partial(_load_locked, runtime, index_id, force=True))
+    if loaded is None or loaded.suggest_key != suggest_key:
         state.key_to_index.pop(suggest_key, None)
         raise not_found("Suggest handle")
     return loaded
@@ -178,7 +194,12 @@ async def _products(runtime: Runtime, loaded: Loaded, q: str, source: str) -> li
     if products.profile_key is not None:
         resolved = await resolve_storefront(runtime, products.profile_key)
     else:
-        resolved = await to_thread.run_sync(_default_resolution, runtime, loaded.index_id)
+        state = suggest_state(runtime)
+        resolved = state.default_products.get(loaded.index_id)
+        if resolved is None or resolved.epoch != loaded.epoch:
+            resolved = await to_thread.run_sync(_default_resolution, runtime, loaded.index_id)
+            if resolved is not None:
+                state.default_products[loaded.index_id] = resolved
     if resolved is None or resolved.index.id != loaded.index_id:
         return []
     resolved = replace(resolved, settings=resolved.settings.model_copy(update={"analytics": False}))

@@ -342,3 +342,23 @@ def test_queries_searched_often_enough_become_suggestions_after_rebuild(client, 
     put_config(client, shop, popularQueries={"enabled": False, "minSearches": 5, "days": 7})
     assert all(s["source"] != "popular" for s in suggest(client, shop, "otterbox", limit=20)["suggestions"])
     settle(client, shop)
+
+
+def test_a_new_index_answers_before_and_after_its_first_build(client, shop):
+    tenant = shop.tenant
+    index = client.post(tenant.url(), json={"name": "fresh", "mapping": SUGGEST_MAPPING}, headers=tenant.headers).json()
+    url = tenant.url(index["id"])
+    task = client.post(url + "/documents", json=load_products()[:50], headers=tenant.headers).json()
+    assert wait_task(client, tenant.headers, tenant.project_id, task["taskId"])["status"] == "succeeded"
+    # no settings yet: nothing to suggest, and no settings row is made by suggesting
+    response = client.post(url + "/suggest", json={"q": "sam"}, headers=tenant.headers)
+    assert response.status_code == 200 and response.json()["suggestions"] == []
+    key = client.get(url + "/suggestions/config", headers=tenant.headers).json()["suggestKey"]
+    public = bearer(shop.public_key) | {"Origin": ORIGIN}
+    response = client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=public)
+    assert response.status_code == 200, response.text  # the handle made on first use is found at once
+    response = client.post(url + "/suggestions/rebuild", headers=tenant.headers)
+    assert wait_task(client, tenant.headers, tenant.project_id, response.json()["taskId"])["status"] == "succeeded"
+    assert "Samsung" in texts(client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=public).json())
+    assert client.delete(url, headers=tenant.headers).status_code == 204
+    assert client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=public).status_code == 404
