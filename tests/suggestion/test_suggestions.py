@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
+from control_plane.analytics.recorder import flush_analytics
 from control_plane.analytics.store import Aggregate, today, write
 from control_plane.search.service import search_runtime
 from control_plane.suggestion.tasks import schedule_rebuilds
@@ -362,3 +363,19 @@ def test_a_new_index_answers_before_and_after_its_first_build(client, shop):
     assert "Samsung" in texts(client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=public).json())
     assert client.delete(url, headers=tenant.headers).status_code == 204
     assert client.post(f"/v1/suggest/{key}", json={"q": "sam"}, headers=public).status_code == 404
+
+
+def test_suggests_are_counted_in_analytics(client, shop, app):
+    runtime = runtime_of(app)
+
+    def suggests() -> int:
+        flush_analytics(runtime)
+        response = client.get(shop.url("/analytics"), headers=shop.headers)
+        assert response.status_code == 200, response.text
+        return int(response.json()["totals"]["suggests"])
+
+    before = suggests()
+    for q in ("a", "ap", "app"):
+        suggest(client, shop, q)
+    client.post(shop.url("/suggest"), json={"q": "appl"}, headers=shop.headers)
+    assert suggests() == before + 4
