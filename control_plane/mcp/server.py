@@ -4,8 +4,9 @@ Streamable HTTP, stateless, JSON answers: each POST is one exchange, so any API 
 call. The caller authenticates with ``Authorization: Bearer <secret key>`` (401 without a valid
 one, 403 for a public key or a cabinet session); the key's project, index scope and access (read or
 full) then bound every tool, as on the REST routes (:mod:`.tools`). A read key is not offered the
-write tools. A tool's failure (bad arguments, unknown ids, too little access) is a tool error
-(``isError``) whose text starts with the API's error code; it never ends the exchange.
+write tools. A tool's failure is a tool error (``isError``), never a broken exchange: arguments of
+the wrong shape are refused by the SDK's validation of the tool's signature; what the services
+refuse (unknown ids, too little access, invalid filters) reads ``<API error code>: <message>``.
 """
 
 from __future__ import annotations
