@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 import shared
 from cli.database import operator_sessions, transaction
 from cli.output import JsonOption, UrlOption, emit, fail, failures, notice, progress, service_url, table
-from cli.tasks import STALL_SECONDS, busy_runners, stall_message
+from cli.tasks import STALL_SECONDS, stall_message
 from control_plane.api_key import service as key_service
 from control_plane.api_key.models import ApiKey
 from control_plane.app import create_app
@@ -232,7 +232,7 @@ def wait_task(http: httpx.Client, project_id: str, task_id: str, say: Any, timeo
         if task["status"] == "enqueued" and waited > STALL_SECONDS and not stalled_said:
             stalled_said = True
             with operator_sessions() as sessions, sessions() as db:
-                say(stall_message(task_id, waited, busy_runners(db)))
+                say(stall_message(db, task_id, waited))
         if waited > timeout:
             fail(f"task {task_id} still {task['status']} after {timeout:.0f}s")
         time.sleep(0.1)

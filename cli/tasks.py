@@ -15,6 +15,7 @@ from cli.database import operator_sessions
 from cli.output import JsonOption, emit, fail, failures, progress, table
 from control_plane.db import utcnow
 from control_plane.project.models import Project
+from control_plane.status.heartbeats import LIVE_SECONDS, live_runners
 from control_plane.task import service
 from control_plane.task.models import Task
 from control_plane.task.repository import find_task_any_project
@@ -55,8 +56,7 @@ def list_tasks(
 
 
 def busy_runners(db: Session) -> int:
-    """Task runners holding a live lease on a task right now (runners have no other trace in the
-    database: an idle runner is invisible, a busy one owns its tasks' leases)."""
+    """Task runners holding a live lease on a task right now."""
     return int(db.scalar(select(func.count(distinct(Task.lease_owner)))
                          .where(Task.status == "processing", Task.lease_expires_at > utcnow())) or 0)
 
@@ -66,13 +66,18 @@ def _aware(at: datetime) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
-def stall_message(task_id: str, waited: float, runners: int) -> str:
-    if runners:
-        return (f"[yellow]task {task_id} is still enqueued after {waited:.0f}s: {runners} task runner(s) are "
-                f"busy with other tasks; it starts when one is free[/]")
-    return (f"[yellow]task {task_id} is still enqueued after {waited:.0f}s and no task runner is working: is "
-            f"`shopsearch serve` running on this database (with SHOPSEARCH_RUN_TASK_RUNNER=true), or a "
-            f"`shopsearch worker`? Still waiting …[/]")
+def stall_message(db: Session, task_id: str, waited: float) -> str:
+    """Why a task may still be enqueued: no runner alive (heartbeats), every one busy, or none taking it."""
+    live, busy = live_runners(db), busy_runners(db)
+    head = f"[yellow]task {task_id} is still enqueued after {waited:.0f}s"
+    if not live:
+        return (f"{head} and no task runner is running (none sent a heartbeat in the last "
+                f"{LIVE_SECONDS:.0f}s): start `shopsearch serve` on this database (with "
+                f"SHOPSEARCH_RUN_TASK_RUNNER=true) or a `shopsearch worker`. Still waiting …[/]")
+    if busy >= live:
+        return f"{head}: {live} task runner(s) alive, all busy with other tasks; it starts when one is free[/]"
+    return (f"{head}: {live} task runner(s) alive, {busy} busy, none has taken it yet (a task waits for "
+            f"earlier tasks of its index; a runner may be paused or unable to reach the shards)[/]")
 
 
 def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, label: str | None = None,
@@ -96,7 +101,7 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
                 waited = max(time.monotonic() - started, (utcnow() - _aware(task.created_at)).total_seconds())
                 if view["status"] == "enqueued" and waited > stall_after and not stalled_said:
                     stalled_said = True
-                    bar_set.console.print(stall_message(task_id, waited, busy_runners(db)), soft_wrap=True)
+                    bar_set.console.print(stall_message(db, task_id, waited), soft_wrap=True)
             final = view["status"] in service.FINAL_STATUSES
             done = 1.0 if final else float(view["details"].get("progress") or 0.0)
             bar_set.update(bar, completed=done, description=f"{label or task_id} [{view['status']}]")

@@ -9,6 +9,7 @@ tests/org/test_tenants_cli.py and tests/task/test_cli.py.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+import cli.tasks
 from cli.main import app as cli_app
 from control_plane.db import utcnow
 from control_plane.epochs import index_epoch
@@ -160,7 +162,9 @@ def _text(output: str) -> str:
     return " ".join(output.split())
 
 
-def test_wait_says_when_no_runner_picks_the_task_up(app, client, run):
+def test_wait_says_why_a_task_stays_enqueued(app, client, run, monkeypatch):
+    """Runners are seen by their heartbeats (alive) and their leases (busy); the session app's runner,
+    paused, is alive but takes nothing."""
     tenant = make_tenant(app)
     index = create_index(client, tenant)
     other = create_index(client, tenant, name="other")
@@ -173,14 +177,15 @@ def test_wait_says_when_no_runner_picks_the_task_up(app, client, run):
         waited = run("tasks", "wait", task_id, "--stall-after", "0.5", "--timeout", "1.5")
         assert waited.exit_code == 1
         said = _text(waited.stderr)
-        assert f"task {task_id} is still enqueued after" in said and "no task runner is working" in said
+        assert f"task {task_id} is still enqueued after" in said
+        assert re.search(r"\d+ task runner\(s\) alive, 0 busy, none has taken it yet", said), said
         assert f"error: task {task_id} still enqueued after 2s" in said
 
         reindexed = run("index", "reindex", tenant.project_id, other["id"], "--wait", "--stall-after", "0.5",
                         "--timeout", "1.5")
-        assert reindexed.exit_code == 1 and "no task runner is working" in _text(reindexed.stderr)
+        assert reindexed.exit_code == 1 and "none has taken it yet" in _text(reindexed.stderr)
 
-        # a runner holding a live lease on another task is busy, not missing
+        # a runner holding a live lease on another task is busy
         with runtime_of(app).sessions.begin() as db:
             busy = Task(id=new_id("tsk"), project_id=tenant.project_id, index_id=new_id("idx"), type="reindex",
                         status="processing", lease_owner="runner-elsewhere",
@@ -188,12 +193,19 @@ def test_wait_says_when_no_runner_picks_the_task_up(app, client, run):
             db.add(busy)
         try:
             busy_wait = run("tasks", "wait", task_id, "--stall-after", "0.5", "--timeout", "1.5")
-            assert busy_wait.exit_code == 1 and "1 task runner(s) are busy" in _text(busy_wait.stderr)
+            assert busy_wait.exit_code == 1
+            assert re.search(r"task runner\(s\) alive, (all|1) busy", _text(busy_wait.stderr)), busy_wait.stderr
         finally:
             with runtime_of(app).sessions.begin() as db:
                 row = db.get(Task, busy.pk)
                 assert row is not None
                 row.status, row.lease_owner, row.lease_expires_at = "canceled", None, None
+
+        # no heartbeat: no runner at all (the real case, a process on a fresh directory: test_processes.py)
+        monkeypatch.setattr(cli.tasks, "live_runners", lambda db: 0)
+        none = run("tasks", "wait", task_id, "--stall-after", "0.5", "--timeout", "1.5")
+        assert none.exit_code == 1 and "no task runner is running" in _text(none.stderr)
+        monkeypatch.undo()
 
     done = run("tasks", "wait", task_id, "--stall-after", "0.5", "--json")  # the runner is back
     assert done.exit_code == 0, done.output

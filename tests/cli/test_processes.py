@@ -16,8 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, insert
 
 from benchmarks.common import ROOT
+from control_plane.db import utcnow
+from control_plane.task.models import Task
+from shared.ids import new_id
 from tests.cli.stub_status import status_body, status_server
 
 
@@ -56,6 +60,19 @@ def test_operator_commands_as_processes(shopsearch):
                                                                                        "plan": "pro"}
     failed = shopsearch("tasks", "wait", "tsk_nope", code=1)  # an unknown id: one line on stderr, exit 1
     assert failed.stdout == "" and failed.stderr == "error: task tsk_nope not found\n"
+    # no server, so no task runner: waiting on an enqueued task says so
+    task_id = new_id("tsk")
+    engine = create_engine(f"sqlite:///{Path(shopsearch.env['SHOPSEARCH_DATA_DIR']) / 'shopsearch.db'}")
+    try:
+        with engine.begin() as db:
+            db.execute(insert(Task).values(id=task_id, project_id=created["projectId"], index_id=new_id("idx"),
+                                           type="reindex", status="enqueued", payload={}, details={},
+                                           cancel_requested=False, attempts=0, created_at=utcnow()))
+    finally:
+        engine.dispose()
+    stalled = shopsearch("tasks", "wait", task_id, "--stall-after", "0.5", "--timeout", "1.5", code=1)
+    said = " ".join(stalled.stderr.split())
+    assert "is still enqueued after" in said and "no task runner is running" in said, said
     completed = shopsearch(extra_env={"_SHOPSEARCH_COMPLETE": "complete_bash", "COMP_WORDS": "shopsearch st",
                                       "COMP_CWORD": "1"})
     assert completed.stdout.split() == ["status"]
