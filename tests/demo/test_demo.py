@@ -135,6 +135,18 @@ def test_a_second_run_reuses_the_shop_through_the_running_server(demo):
     assert [o["name"] for o in json.loads(listed.stdout)["items"]] == ["Demo shop"]  # one demo tenant
 
 
+def test_status_of_the_running_server(demo):
+    """``shopsearch status`` against the real GET /v1/status: the spec's body, the state's exit code."""
+    as_json = CliRunner().invoke(cli_app, ["status", "--url", demo["base"], "--json"])
+    body = json.loads(as_json.stdout)
+    assert body == httpx.get(f"{demo['base']}/v1/status").json()  # the API's answer (cached 15 s), unchanged
+    assert {s["name"] for s in body["services"]} == {"search", "indexing", "dashboard", "mcp"}
+    assert as_json.exit_code == {"operational": 0, "degraded": 3, "down": 4}[body["status"]]
+    shown = CliRunner().invoke(cli_app, ["status", "--url", demo["base"]])
+    assert shown.exit_code == as_json.exit_code and f"overall: {body['status']}" in shown.stdout
+    assert body["checkedAt"] in shown.stdout
+
+
 @pytest.fixture(scope="module")
 def browser():  # type: ignore[no-untyped-def]
     assert CHROMIUM, "chromium is not installed: ./dev test installs it (apt-get install chromium)"
