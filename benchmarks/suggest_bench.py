@@ -124,6 +124,8 @@ def main() -> int:
         config = http.get(index_url + "/suggestions/config").json()
         config.update(sources=SOURCES, maxSuggestions=8, typoTolerance=True)
         http.put(index_url + "/suggestions/config", json=config).raise_for_status()
+        for text, weight in (("samsung galaxy case", 50), ("zzqx finds nothing", 50)):  # the second is dropped
+            http.post(index_url + "/suggestions/custom", json={"text": text, "weight": weight}).raise_for_status()
         started = time.perf_counter()
         task = wait_task(http, tenant.project_id, http.post(index_url + "/suggestions/rebuild").json()["taskId"])
         if task["status"] != "succeeded":

@@ -147,9 +147,8 @@ def _finds_something(bridge: ShardBridge, index: Index, verify: Any, texts: list
         out: dict[str, bool] = {}
         for start in range(0, len(texts), VERIFY_BATCH):
             batch = texts[start:start + VERIFY_BATCH]
-            results = await asyncio.gather(*(one(t) for t in batch), return_exceptions=True)
-            for text, result in zip(batch, results, strict=True):
-                out[text] = result is True
+            results = await asyncio.gather(*(one(t) for t in batch))  # a failure fails (or retries) the task
+            out.update(zip(batch, results, strict=True))
         return out
 
     return asyncio.run(run())
