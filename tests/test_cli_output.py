@@ -6,11 +6,26 @@ import json
 
 import typer
 from rich.console import Console
+from rich.text import Text
 from typer.testing import CliRunner
 
 from cli.main import app as cli_app
-from cli.output import JsonOption, emit, fail, failures, table
+from cli.output import (
+    EXIT_CODES_HELP,
+    EXIT_DEGRADED,
+    EXIT_DOWN,
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    LOCAL_URL,
+    JsonOption,
+    emit,
+    fail,
+    failures,
+    service_url,
+    table,
+)
 from shared.errors import ErrorCode, ServiceError, validation
+from shared.settings import get_settings
 
 TASK_ID, INDEX_ID = "tsk_0123456789abcdef0123", "idx_0123456789abcdef0123"  # as shared.ids.new_id makes them
 
@@ -84,3 +99,29 @@ def test_every_read_command_takes_json():
     for args in (["tenants", "list"], ["tenants", "show"], ["tasks", "list"], ["tasks", "wait"],
                  ["index", "reindex"], ["support", "impersonation-code"], ["tenants", "create"]):
         assert "--json" in CliRunner().invoke(cli_app, [*args, "--help"], env={"COLUMNS": "200"}).stdout, args
+
+
+def test_service_url_prefers_the_option_then_public_url_then_local(monkeypatch):
+    get_settings.cache_clear()
+    monkeypatch.delenv("SHOPSEARCH_PUBLIC_URL", raising=False)
+    try:
+        assert service_url(None) == LOCAL_URL == "http://127.0.0.1:8000"
+        monkeypatch.setenv("SHOPSEARCH_PUBLIC_URL", "https://search.example.com/")
+        get_settings.cache_clear()
+        assert service_url(None) == "https://search.example.com"
+        assert service_url("http://127.0.0.1:9000/") == "http://127.0.0.1:9000"
+    finally:
+        get_settings.cache_clear()
+
+
+def test_exit_codes_are_the_documented_ones():
+    assert (EXIT_FAILURE, EXIT_USAGE, EXIT_DEGRADED, EXIT_DOWN) == (1, 2, 3, 4)
+    for text in ("0 success", "1 failure", "2 usage error", "3 degraded, 4 down"):
+        assert text in EXIT_CODES_HELP
+
+
+def test_table_cells_may_be_styled_text():
+    rendered = table("Service", "State", rows=[["search", Text("degraded", style="yellow")]])
+    console = Console(width=40, record=True)
+    console.print(rendered)
+    assert "degraded" in console.export_text()
