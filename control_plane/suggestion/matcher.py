@@ -112,7 +112,9 @@ class SuggestionIndex:
 
     def _range(self, words: list[str], want: int, factor: float, seen: set[int], last_chars: int,
                out: list[Match]) -> None:
-        prefix = " ".join(words).encode()[:KEY_BYTES]
+        full = " ".join(words).encode()
+        long = len(full) > KEY_BYTES  # keys are cut there: check the whole text of what they find
+        prefix = full[:KEY_BYTES]
         lo = bisect.bisect_left(self.keys, prefix)
         hi = bisect.bisect_left(self.keys, prefix + b"\xff", lo)
         if hi <= lo:
@@ -120,7 +122,7 @@ class SuggestionIndex:
         items = self.key_item[lo:hi]
         eff = self.scores[items] * self.key_factor[lo:hi]
         take = want * START_WORDS + len(seen)
-        if hi - lo > take:
+        if hi - lo > take and not long:
             picked = np.argpartition(-eff, take)[:take]
             picked = picked[np.argsort(-eff[picked], kind="stable")]
         else:
@@ -129,8 +131,11 @@ class SuggestionIndex:
             item = int(items[k])
             if item in seen:
                 continue
+            position = int(self.key_pos[lo + k])
+            if long and not " ".join(words_of(self.items[item].text)[position:]).encode().startswith(full):
+                continue
             seen.add(item)
-            out.append(Match(item, int(self.key_pos[lo + k]), len(words), last_chars, float(eff[k]) * factor))
+            out.append(Match(item, position, len(words), last_chars, float(eff[k]) * factor))
 
     def match(self, query: str, limit: int, typo: bool) -> list[Match]:
         words = words_of(query)

@@ -46,3 +46,11 @@ def test_highlights_mark_the_typed_part_and_escape_the_rest():
     assert highlights("galaxy s") == ["Samsung <em>Galaxy</em> <em>S</em>7 edge"]
     assert highlights("cafe cre") == ["<em>Café</em> &amp; <em>Crè</em>me &lt;b&gt;"]  # accents fold
     assert highlights("")[4] == "Café &amp; Crème &lt;b&gt;"
+
+
+def test_a_query_longer_than_the_keys_is_checked_against_the_whole_text():
+    long_a = "Acme " + "very long words " * 10 + "alpha"
+    long_b = "Acme " + "very long words " * 10 + "beta"
+    index = SuggestionIndex([Item(long_a, 2, "name"), Item(long_b, 1, "name")])
+    assert [index.items[m.item].text for m in index.match(long_b[:-2], 5, False)] == [long_b]
+    assert len(index.match("acme very", 5, False)) == 2
