@@ -7,6 +7,24 @@
   neighbours, random kind and position) in one word of 5+ letters; success = in the top 10.
 * prefix: the last word cut to 3-5 letters; success = in the top 10.
 * nonempty: 2-4 words taken from one product's name + description must never answer empty.
+
+Relevance defaults (issue #12 item 3), each a class of queries built from the catalog:
+
+* brand: a brand's name alone (brands of 5+ products); success = share of the top 10 (or of
+  the top n for a brand of n < 10 products) whose brand is the queried one (any case), averaged
+  over brands; brand_storefront: the same with the storefront profile's fields (no categories).
+* category: a category's name alone (categories of 5 to 500 products); share of the top 10 (top
+  n) in that category.
+* typo discipline: a word alone as typed (every word of 5+ letters found in 20+ products, then
+  a space: no prefix); success = the total is at most the number of products holding the word
+  (as the analyzer reads it) plus 10 %: typo variants must not fill the total when exact
+  matches are plenty.
+* model codes: "brand family code" with a code (letters + digits: "S7", "J1", "G930") that is in
+  no product name (the code's digits changed); success = no strict match (the answer is
+  relaxed or empty: no "8" of "8GB" standing for "S8"). And "brand code" with a real code;
+  success = every top-10 hit names the code (also spelled apart: "S 5").
+* word dropping: two words of a product's name + "under <number>" where all words together find
+  nothing; success = neither name word is dropped and the top hit holds both.
 """
 
 from __future__ import annotations
@@ -17,14 +35,18 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 
-from benchmarks.common import FIELDS, MAPPING, PRODUCTS, QUERIES  # noqa: E402,F401 - re-exported
+from benchmarks.common import FIELDS, MAPPING, PRODUCTS, QUERIES, STOREFRONT_PROFILE  # noqa: E402,F401 - re-exported
 from search_workers.engine import ShardEngine
 from search_workers.engine.analysis import fold
 from shared.contract import Change, FieldWeight, Query
 
 # FIELDS as the engine takes them
 ENGINE_FIELDS = {name: FieldWeight(weight=float(c["weight"])) for name, c in FIELDS.items()}
+# the storefront profile's (name x10, brand x5, description x1 without typos or prefixes)
+STOREFRONT_FIELDS = {name: FieldWeight(weight=float(c["weight"]), typo=c.get("typo", True), prefix=c.get("prefix", True))
+                     for name, c in STOREFRONT_PROFILE["queryFields"].items()}
 
 _WORD = re.compile(r"[^\W_]+(?:[-.'&+/][^\W_]+)*")
 _COLORS = None
@@ -153,6 +175,132 @@ def measure(engine, products: list[dict], sample: int | None = None, seed: int =
     return out
 
 
+def _top_share(engine, q: str, ok, k: int, fields=None) -> float:
+    """Share of the top ``k`` hits of ``q`` that are ``ok``."""
+    r = engine.search(Query(q=q + " ", fields=fields or ENGINE_FIELDS, limit=k))
+    return sum(1 for h in r.hits if ok(h.document)) / k
+
+
+def measure_defaults(engine, products: list[dict], verbose: bool = False) -> dict[str, tuple[float, int, int]]:
+    """The relevance-default classes (see the module docstring): (rate, successes, queries)."""
+    from whoosh.lang import stopwords_for_language
+
+    from search_workers.engine.analysis import CHUNK_RE, get_analyzer
+
+    an = get_analyzer("en")
+    stops = set(stopwords_for_language("en"))
+    rng = random.Random(11)
+    fails: dict[str, list] = {k: [] for k in ("brand", "category", "typo_discipline", "codes_absent",
+                                              "codes_present", "word_dropping")}
+    out: dict[str, tuple[float, int, int]] = {}
+    # brand-only and category-only queries
+    brands = Counter(p["brand"] for p in products if p.get("brand"))
+    for label, fields in (("brand", None), ("brand_storefront", STOREFRONT_FIELDS)):
+        shares = []
+        for b, n in sorted(brands.items()):
+            if n >= 5:
+                sh = _top_share(engine, b, lambda d, b=b: (d.get("brand") or "").lower() == b.lower(), min(n, 10), fields)
+                shares.append(sh)
+                if sh < 1:
+                    fails["brand"].append((label, b, sh))
+        out[label] = (sum(shares) / len(shares), round(sum(shares)), len(shares))
+    cats = Counter(c for p in products for c in p.get("categories", []))
+    shares = []
+    for c, n in sorted(cats.items()):
+        if 5 <= n <= 500:
+            sh = _top_share(engine, c, lambda d, c=c: c in d.get("categories", []), min(n, 10))
+            shares.append(sh)
+            if sh < 1:
+                fails["category"].append((c, sh))
+    out["category"] = (sum(shares) / len(shares), round(sum(shares)), len(shares))
+    # typo discipline: a word alone, total vs the products holding it
+    holders: dict[str, set[int]] = {}
+    words_of: dict[str, str] = {}
+    for i, p in enumerate(products):
+        text = " ".join([p["name"], p.get("brand") or "", " ".join(p.get("categories", [])), p.get("description", "")])
+        for chunk in CHUNK_RE.findall(text):
+            for t in an.chunk_terms(chunk):
+                holders.setdefault(t, set()).add(i)
+            low = chunk.lower()
+            if low.isalpha() and len(low) >= 5:
+                words_of.setdefault(an.normalize(low), low)
+    ok = n_q = 0
+    for term, word in sorted(words_of.items()):
+        n = len(holders.get(term, ()))
+        if n < 20:
+            continue
+        r = engine.search(Query(q=word + " ", fields=ENGINE_FIELDS, limit=0))
+        n_q += 1
+        if r.total <= n * 1.1:
+            ok += 1
+        else:
+            fails["typo_discipline"].append((word, n, r.total))
+    out["typo_discipline"] = (ok / n_q if n_q else 1.0, ok, n_q)
+    # model codes
+    code_re = re.compile(r"\b([A-Za-z]{1,2})(\d{1,4})\b")
+    names_lower = " ".join(p["name"].lower() for p in products)
+    present: dict[str, tuple[str, str]] = {}
+    absent: dict[str, str] = {}
+    for p in products:
+        brand = p.get("brand") or ""
+        for m in code_re.finditer(p["name"]):
+            code = m.group(0)
+            if code.lower() == brand.lower() or not brand:
+                continue
+            words_before = p["name"][: m.start()].split()
+            family = words_before[-1] if words_before and words_before[-1].isalpha() else ""
+            present.setdefault(code.lower(), (brand, code))
+            for d in range(10):
+                fake = m.group(1) + str((int(m.group(2)) + d + 1) % 10) + m.group(2)[1:]
+                if not re.search(r"\b" + re.escape(fake.lower()) + r"\b", names_lower) and fake.lower() not in absent:
+                    absent[fake.lower()] = f"{brand} {family} {fake}".replace("  ", " ")
+                    break
+    ok = 0
+    for _fake, q in sorted(absent.items()):
+        r = engine.search(Query(q=q + " ", fields=ENGINE_FIELDS, limit=3))
+        if r.relaxed or r.total == 0:
+            ok += 1
+        else:
+            fails["codes_absent"].append((q, [h.document["name"][:60] for h in r.hits[:2]]))
+    out["codes_absent"] = (ok / len(absent) if absent else 1.0, ok, len(absent))
+    ok = 0
+    for _code, (brand, shown) in sorted(present.items()):
+        letters, digits = code_re.match(shown).groups()  # type: ignore[union-attr]
+        spelled = re.compile(r"\b" + re.escape(letters) + r"[ -]?" + digits + r"\b", re.I)
+        r = engine.search(Query(q=f"{brand} {shown} ", fields=ENGINE_FIELDS, limit=10))
+        good = bool(r.hits) and not r.relaxed and all(spelled.search(h.document["name"] + " " + h.document.get("description", ""))
+                                                      for h in r.hits)
+        ok += good
+        if not good:
+            fails["codes_present"].append((f"{brand} {shown}", [h.document["name"][:60] for h in r.hits[:2]]))
+    out["codes_present"] = (ok / len(present) if present else 1.0, ok, len(present))
+    # word dropping: two name words + "under <number>"
+    ok = n_q = 0
+    for i in rng.sample(range(len(products)), 300):
+        ws = [w for w in _WORD.findall(products[i]["name"]) if w.isalpha() and len(w) >= 4 and w.lower() not in stops]
+        if len(ws) < 2:
+            continue
+        pair = rng.sample(ws, 2)
+        q = f"{pair[0]} {pair[1]} under {rng.choice([20, 50, 100, 200, 300, 500])}"
+        r = engine.search(Query(q=q + " ", fields=ENGINE_FIELDS, limit=1))
+        if not r.relaxed:
+            continue  # all words together found something: not this class
+        n_q += 1
+        kept = not ({pair[0].lower(), pair[1].lower()} & {w.lower() for w in r.dropped_words})
+        top = r.hits[0].document["name"].lower() if r.hits else ""
+        good = kept and all(w.lower() in top for w in pair)
+        ok += good
+        if not good:
+            fails["word_dropping"].append((q, r.dropped_words, top[:60]))
+    out["word_dropping"] = (ok / n_q if n_q else 1.0, ok, n_q)
+    if verbose:
+        for k, fl in fails.items():
+            print(f"-- {k} failures ({len(fl)}):")
+            for f in fl[:12]:
+                print("   ", f)
+    return out
+
+
 def real_queries_empty(engine) -> tuple[int, int, list[str]]:
     empty = []
     n = 0
@@ -176,6 +324,8 @@ def report(verbose: bool = False, indent: str = "") -> None:
         for k in ("exact", "typo", "prefix", "nonempty"):
             rate, ok, tot = m[k]
             print(f"{indent}{k:9s} {rate * 100:6.2f}%  ({ok}/{tot})")
+        for k, (rate, ok, tot) in measure_defaults(e, products, verbose=verbose).items():
+            print(f"{indent}{k:16s} {rate * 100:6.2f}%  ({ok}/{tot})")
         ne, n, empty = real_queries_empty(e)
         print(f"{indent}real shopper queries answering empty: {ne}/{n}  e.g. {empty[:10]}")
         e.close()

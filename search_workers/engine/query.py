@@ -69,6 +69,8 @@ TYPO_QUERY_THRESHOLD = 8
 #: a query naming a value of a searchable keyword field (a brand, a category): documents holding
 #: it get up to this much more score (the share of the query's words the value covers)
 KEYWORD_VALUE_BONUS = 1.0
+#: a model code of up to this many atoms also matches them as consecutive words ("s5": "S 5")
+MAX_PHRASE = 3
 #: letters a model code starts with ("s8", "sm-g930", "j1"), see :func:`code_atoms`
 CODE_MAX_LETTERS = 2
 SAME_FIELD_BONUS = 0.5
@@ -86,7 +88,7 @@ _EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
 class Alt:
     terms: tuple[str, ...]  # one term, or several (multi-word synonym: all must match)
     factor: float
-    kind: str  # exact | join | syn | prefix | typo
+    kind: str  # exact | join | syn | prefix | typo | phrase (consecutive words, see phrase_postings)
 
 
 @dataclass
@@ -95,6 +97,7 @@ class Clause:
     alts: list[Alt] = field(default_factory=list)
     stop: bool = False  # a stop word ("under", "for"): the first to go when all words find nothing
     numeric: bool = False
+    group: int = -1  # a stop phrase ("under 200"): its words are dropped together
 
 
 # ----------------------------------------------------------------------------- distances
@@ -246,8 +249,11 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
     stops = an.stop_words
     for i, a in enumerate(atoms):
         deadline.check()  # typo expansion of a long word walks thousands of deletion keys
-        c = Clause(word=a.raw, stop=fold(a.raw) in stops or (a.numeric and i > 0 and clauses[i - 1].stop),
-                   numeric=a.numeric)
+        c = Clause(word=a.raw, stop=fold(a.raw) in stops, numeric=a.numeric)
+        if c.stop:
+            c.group = i
+        elif a.numeric and i > 0 and clauses[i - 1].stop:  # "under 200": a price, not a word
+            c.stop, c.group = True, clauses[i - 1].group
         raw_f = fold(a.raw)
         exact = {a.norm, raw_f}
         if i not in codes:
@@ -290,12 +296,17 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
             if joined in td and joined not in {x.norm for x in atoms[i:j]}:
                 for k in range(i, j):
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
-    # a model code of more than 3 atoms ("a1b2c3"): the whole part
+    # a model code: its atoms as adjacent words too ("s5" finds "Galaxy S 5"), and the whole part
+    # when it has more than 3 atoms ("a1b2c3")
     parts: dict[int, list[int]] = {}
     for k in sorted(codes):
         parts.setdefault(atoms[k].part, []).append(k)
     for ks in parts.values():
-        if len(ks) > 3:
+        if len(ks) <= MAX_PHRASE:
+            phrase = Alt(tuple(atoms[k].norm for k in ks), F_JOIN, "phrase")
+            for k in ks:
+                clauses[k].alts.append(phrase)
+        else:
             joined = an.normalize("".join(atoms[k].raw for k in ks))
             if joined in td:
                 for k in ks:
@@ -392,6 +403,11 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, Fiel
             for a in c.alts:
                 if (not use_typo and a.kind == "typo") or (not use_prefix and a.kind == "prefix"):
                     continue
+                if a.kind == "phrase":
+                    ph = phrase_postings(idx, fname, a.terms)
+                    if ph is not None:
+                        present.append((a, [ph]))
+                    continue
                 got = [plist.get(t) for t in a.terms]
                 if all(p is not None and len(p.docs) for p in got):
                     present.append((a, cast(list[Postings], got)))
@@ -414,7 +430,7 @@ def _plain_docs(idx: MemIndex, fps: list[FieldPlan], enough: int) -> int:
     """Documents a clause finds without typos (exact, glued, prefix alternatives), counted
     exactly only below ``enough``."""
     arrays = [ps[0].docs for fp in fps if fp.weight > 0 for a, ps in fp.present
-              if a.kind in ("exact", "join", "prefix")]
+              if a.kind in ("exact", "join", "prefix", "phrase")]
     if not arrays:
         return 0
     sizes = [len(d) for d in arrays]
@@ -461,6 +477,40 @@ def plan_candidates(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, F
             return gated, cands
         deadline.check()
     return plans, candidate_slots(idx, plans, any_clause)
+
+
+def phrase_postings(idx: MemIndex, fname: str, terms: tuple[str, ...]) -> Postings | None:
+    """Postings of the documents holding ``terms`` as consecutive words of ``fname`` (its first
+    POSITIONS words: the proximity rows), tf = times found; ``None``: nowhere. Cached until the
+    shard changes."""
+    key = ("phrase", fname, terms)
+    cache, hit = _cached(idx, key)
+    if hit is not None:
+        return hit or None  # type: ignore[return-value]
+    out: Postings | None = None
+    plist = idx.postings.get(fname) or {}
+    got = [plist.get(t) for t in terms]
+    ids = [idx.chunk_ids.get(t, -2) for t in terms]
+    pos = idx.pos.get(fname)
+    if pos is not None and all(p is not None and len(p.docs) for p in got) and min(ids) >= 0:
+        docs = cast(Postings, got[0]).docs
+        for p in got[1:]:
+            docs = np.intersect1d(docs, cast(Postings, p).docs, assume_unique=True)
+        if len(docs):
+            rows = np.take(pos, docs, axis=0)
+            width = rows.shape[1]
+            k = len(terms)
+            hit_at = np.ones((len(docs), width - k + 1), dtype=bool)
+            for j, cid in enumerate(ids):
+                hit_at &= rows[:, j:width - k + 1 + j] == cid
+            tf = np.count_nonzero(hit_at, axis=1)
+            keep = tf > 0
+            if keep.any():
+                out = Postings()
+                out.docs = docs[keep].astype(np.int32)
+                out.tfs = tf[keep].astype(np.float32)
+    cache[key] = out if out is not None else False
+    return out
 
 
 def _union(idx: MemIndex, arrays: list[np.ndarray]) -> np.ndarray:
@@ -533,7 +583,7 @@ def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
         for a, ps in fp.present:
             if len(ps) == 1:
                 if len(ps[0].docs) * 16 > n:
-                    m |= _posting_mask(idx, fp.field, a.terms[0], ps[0])
+                    m |= _posting_mask(idx, fp.field, " ".join(a.terms), ps[0])
                 else:
                     m[ps[0].docs] = True
             else:  # a multi-word synonym matches where every word is in this field
@@ -569,8 +619,8 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     """All words found nothing: drop the least informative words until something matches in
     ``base``.
 
-    Words matching nothing go first; then stop words ("under", "for", and a number right after
-    one: "under 200"), then bare numbers found only as typed (no glued or synonym alternative)
+    Words matching nothing go first; then stop words ("under", "for"; with a number right after
+    one, both at once: "under 200" is a price), then bare numbers found only as typed (no glued or synonym alternative)
     and words found mostly as typo variants, then the most common words. Returns the clauses kept and the live slots matching all of
     them (filters aside: facets count disjunctively). Word membership is a mask over the shard
     per clause, exactly the docs the clause scores above zero in: which words to drop is decided
@@ -597,7 +647,9 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
             both &= masks[i]
         if (both if base is None else both & base).any():
             return kept, np.flatnonzero(both).astype(np.int32)
-        kept.remove(max(kept, key=lambda i: (rank[i], counts[i], i)))
+        drop = max(kept, key=lambda i: (rank[i], counts[i], i))
+        group = clauses[drop].group if clauses and rank[drop] == 2 else -1
+        kept = [i for i in kept if i != drop and (group < 0 or not clauses or clauses[i].group != group)]
     return kept, _EMPTY_SLOTS
 
 
@@ -724,8 +776,9 @@ def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Map
     """Per candidate, the factor of documents holding a value of a queried keyword field that
     the query names (Algolia's attribute and exact criteria): "samsung" ranks Samsung's own
     products above cases "for Samsung Galaxy"; "iphone 7 case" the category "iPhone 7 Cases".
-    ``1 + KEYWORD_VALUE_BONUS * share of the query's words covered`` (the longest value per
-    field, the fields' covers summed); ``None`` when the query names no value."""
+    ``1 + KEYWORD_VALUE_BONUS * share**2``, ``share``: of the query's words covered (the
+    longest value of any field; squared: a value named by a few words of a long query is weak
+    evidence); ``None`` when the query names no value."""
     if not len(cands):
         return None
     cover: np.ndarray | None = None
@@ -750,10 +803,11 @@ def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Map
                 fcover = held if fcover is None else np.maximum(fcover, held)
                 break
         if fcover is not None:
-            cover = fcover if cover is None else cover + fcover
+            cover = fcover if cover is None else np.maximum(cover, fcover)
     if cover is None or not n_words:
         return None
-    return (1.0 + KEYWORD_VALUE_BONUS * np.minimum(cover / np.float32(n_words), 1.0)).astype(np.float32)
+    share = np.minimum(cover / np.float32(n_words), 1.0)
+    return (1.0 + KEYWORD_VALUE_BONUS * share * share).astype(np.float32)
 
 
 _VALUE_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
