@@ -43,6 +43,7 @@ from control_plane.org.models import Membership
 from control_plane.origins import origin_allowed
 from control_plane.profile.models import Profile
 from control_plane.project.models import Project
+from control_plane.rule.models import Rule
 from control_plane.runtime import Runtime
 from control_plane.security import (
     PUBLIC_KEY_PREFIX,
@@ -52,6 +53,7 @@ from control_plane.security import (
 )
 from control_plane.sharedstate import SharedStateUnavailable
 from control_plane.suggestion.models import CustomSuggestion
+from control_plane.synonym.models import Synonym
 from control_plane.task.models import Task
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 
@@ -425,6 +427,16 @@ def _custom_suggestion_exists(db: Session, access: ProjectAccess, index_id: str 
     return row is not None and row.project_id == access.project_id and row.index_id == index_id
 
 
+def _synonym_exists(db: Session, access: ProjectAccess, index_id: str | None, synonym_id: str) -> bool:
+    row = db.get(Synonym, synonym_id)
+    return row is not None and row.project_id == access.project_id and row.index_id == index_id
+
+
+def _rule_exists(db: Session, access: ProjectAccess, index_id: str | None, rule_id: str) -> bool:
+    row = db.get(Rule, rule_id)
+    return row is not None and row.project_id == access.project_id and row.index_id == index_id
+
+
 # Path parameter -> (what is not found, does it exist under the project and the path's index).
 _PROJECT_CHILDREN = {
     "profile_id": ("Profile", _profile_exists),
@@ -433,6 +445,8 @@ _PROJECT_CHILDREN = {
     "key_id": ("API key", _key_exists),
     "task_id": ("Task", _task_exists),
     "suggestion_id": ("Custom suggestion", _custom_suggestion_exists),
+    "synonym_id": ("Synonym", _synonym_exists),
+    "rule_id": ("Rule", _rule_exists),
 }
 
 

@@ -38,7 +38,7 @@ from tests.index.helpers import PRODUCT_MAPPING, wait_task
 
 # Path ids the table fills, in the order a path nests them.
 ID_PARAMS = ("org_id", "project_id", "index_id", "profile_id", "session_id", "doc_id", "task_id", "key_id",
-             "user_id", "profile_key", "suggestion_id", "suggest_key")
+             "user_id", "profile_key", "suggestion_id", "suggest_key", "synonym_id", "rule_id")
 # Routes under /v1 that take an id but are not an organization's, project's or index's (listed on purpose).
 NOT_TENANT_IDS = {
     # a user's own sign-in session family; another user's is 404 (test below), a key is no user (403)
@@ -87,6 +87,8 @@ class Ids:
     profile_key: str
     suggestion_id: str
     suggest_key: str
+    synonym_id: str
+    rule_id: str
 
 
 @dataclass
@@ -121,9 +123,14 @@ def _populate(client: Any, owner: Account, project_id: str, full_key: str, name:
     suggest_key = client.get(f"{base}/{index_id}/suggestions/config", headers=headers).json()["suggestKey"]
     custom = client.post(f"{base}/{index_id}/suggestions/custom", json={"text": "phone"}, headers=headers)
     assert custom.status_code == 201, custom.text
+    synonym = client.post(f"{base}/{index_id}/synonyms", json={"type": "multiway", "terms": ["a", "b"]},
+                          headers=headers)
+    assert synonym.status_code == 201, synonym.text
+    rule = client.post(f"{base}/{index_id}/rules", json={"name": "r", "consequence": {"hide": ["x"]}}, headers=headers)
+    assert rule.status_code == 201, rule.text
     response = client.post(f"{base}/{index_id}/replace-sessions", headers=headers)
     assert response.status_code == 201, response.text
-    return Ids(org_id=owner.org_id, project_id=project_id, index_id=index_id, profile_id=profile["id"],
+    return Ids(synonym_id=synonym.json()["id"], rule_id=rule.json()["id"], org_id=owner.org_id, project_id=project_id, index_id=index_id, profile_id=profile["id"],
                session_id=response.json()["id"], doc_id=doc_id, task_id=task_id, key_id="", user_id=owner.user_id,
                profile_key=profile["profileKey"], suggestion_id=custom.json()["id"], suggest_key=suggest_key)
 
@@ -144,7 +151,8 @@ def world(app) -> World:  # type: ignore[no-untyped-def]
     unknown = Ids(org_id="org_unknown0000", project_id="prj_unknown0000", index_id="idx_unknown0000",
                   profile_id="prf_unknown0000", session_id="rps_unknown0000", doc_id="no-such-doc",
                   task_id="tsk_unknown0000", key_id="key_unknown0000", user_id="usr_unknown0000",
-                  profile_key="pk_unknown0000", suggestion_id="sug_unknown0000", suggest_key="sk_unknown0000")
+                  profile_key="pk_unknown0000", suggestion_id="sug_unknown0000", suggest_key="sk_unknown0000",
+                  synonym_id="syn_unknown0000", rule_id="rul_unknown0000")
     callers = {
         "member": add_member(app, owner, "member").headers,
         "admin": add_member(app, owner, "admin").headers,
