@@ -44,12 +44,13 @@ class Searcher:
     samples: list[Sample] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
     pause: float = 0.02
+    body: dict[str, Any] = field(default_factory=dict)  # sent with every search (an inline profile, say)
 
     def run(self) -> None:
         rng = random.Random(self.base)
         http = httpx.Client(base_url=self.base, headers=self.headers, timeout=10)
         while not self.stop.is_set():
-            body = {"q": rng.choice(WORDS), "filters": {"brand": [rng.choice(BRANDS)]} if rng.random() < 0.3 else {}}
+            body = {**self.body, "q": rng.choice(WORDS), "filters": {"brand": [rng.choice(BRANDS)]} if rng.random() < 0.3 else {}}
             try:
                 response = http.post(self.url, json=body)
                 ok = response.status_code == 200 and isinstance(response.json().get("hits"), list)
