@@ -799,7 +799,7 @@ def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Map
                 ords = table.get(tuple(norms[i:j]))
                 if ords is None:
                     continue
-                held = np.take(_kw_mask(idx, fname, np.asarray(ords, dtype=np.int32)), cands) * np.float32(j - i)
+                held = _holds(idx, fname, np.asarray(ords, dtype=np.int32), cands) * np.float32(j - i)
                 fcover = held if fcover is None else np.maximum(fcover, held)
                 break
         if fcover is not None:
@@ -808,6 +808,26 @@ def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Map
         return None
     share = np.minimum(cover / np.float32(n_words), 1.0)
     return (1.0 + KEYWORD_VALUE_BONUS * share * share).astype(np.float32)
+
+
+def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np.ndarray:
+    """Per candidate: holds one of the value ordinals ``ords`` of keyword field ``fname`` (work
+    follows the candidates: a keyword's one value, or the candidates' runs of (slot, ordinal)
+    pairs; a large share of the shard through a mask)."""
+    if idx.fields[fname].type == "keyword":
+        return np.isin(np.take(idx.kw_first[fname], cands), ords)
+    if len(cands) * 8 > idx.n:
+        return np.take(_kw_mask(idx, fname, ords), cands)
+    ps, po = idx.kw_ps[fname], idx.kw_po[fname]
+    lo = np.searchsorted(ps, cands, "left")
+    cnt = np.searchsorted(ps, cands, "right") - lo
+    out = np.zeros(len(cands), dtype=bool)
+    total = int(cnt.sum())
+    if total:
+        at = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+        owner = np.repeat(np.arange(len(cands)), cnt)
+        out[owner[np.isin(po[at], ords)]] = True
+    return out
 
 
 _VALUE_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
