@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
+from control_plane.analytics.query_ids import QueryRef, normalize_query, query_hash
 from control_plane.analytics.recorder import flush_analytics
 from control_plane.analytics.store import Aggregate, today, write
 from control_plane.search.service import search_runtime
@@ -326,18 +327,23 @@ def test_other_tenants_get_404(client, shop, app):
 def test_queries_searched_often_enough_become_suggestions_after_rebuild(client, shop, app):
     aggregate = Aggregate()
     for q, times, total in (("otterbox defender iphone", 6, 12), ("OtterBox Commuter iPhone", 20, 9),
-                            ("speck presidio grip", 2, 5), ("qqzzx vanished gadget", 9, 3)):
+                            ("otterbox symmetry iphone", 6, 8), ("speck presidio grip", 2, 5),
+                            ("qqzzx vanished gadget", 9, 3)):
         for _ in range(times):
             aggregate.add_search(shop.index_id, today(), q, total)
+    clicked = QueryRef(shop.index_id, today(), query_hash(normalize_query("otterbox symmetry iphone")))
+    for _ in range(10):
+        aggregate.add_event(clicked, "click", "1324", 1)
     with runtime_of(app).sessions.begin() as db:
         write(db, aggregate)
     put_config(client, shop, popularQueries={"enabled": True, "minSearches": 5, "days": 7})
     settle(client, shop)
     rebuild(client, shop)
     popular = [s for s in suggest(client, shop, "otterbox", limit=20)["suggestions"] if s["source"] == "popular"]
-    # ranked by searches that found results
-    assert [s["text"] for s in popular] == ["otterbox commuter iphone", "otterbox defender iphone"]
-    assert popular[0]["highlighted"] == "<em>otterbox</em> commuter iphone"
+    # ranked by searches that found results and clicks (6 + 3 x 10 clicks, 20, 6)
+    assert [s["text"] for s in popular] == ["otterbox symmetry iphone", "otterbox commuter iphone",
+                                            "otterbox defender iphone"]
+    assert popular[1]["highlighted"] == "<em>otterbox</em> commuter iphone"
     assert "speck presidio grip" not in texts(suggest(client, shop, "speck p"))  # searched twice: under minSearches
     assert texts(suggest(client, shop, "qqzzx")) == []  # it found results once; the catalog has nothing now
     put_config(client, shop, popularQueries={"enabled": False, "minSearches": 5, "days": 7})
