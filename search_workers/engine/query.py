@@ -12,8 +12,16 @@ Scoring (per shard, comparable across shards, see ``search.py``):
 * the query text is cut into atoms (``analysis.QueryAtom``); each atom is a *clause*.
 * a clause's alternatives: the exact term (factor 1.0), adjacent atoms glued together
   (``"iphone 7"`` -> ``iphone7``, factor 1.0, satisfies every clause of the span), synonyms
-  (0.9), prefix expansions of the last atom (0.8), 1-typo (0.55) and 2-typo (0.35) expansions
-  (Damerau/OSA distance through the term dictionary's deletion index).
+  (0.9; a key of one or more words satisfies every clause of its span), prefix expansions of
+  the last atom (0.8), 1-typo (0.55) and 2-typo (0.35) expansions (Damerau/OSA distance
+  through the term dictionary's deletion index; a typo on the first letter counts as two).
+* the atoms of a model code ("s8", "sm-g930", "6s": :func:`code_atoms`) have no exact
+  alternative of their own: the code matches glued, or as consecutive words ("S 5", from the
+  proximity rows: :func:`phrase_postings`), never as the ``8`` of "8GB".
+* typo discipline (:func:`plan_candidates`): a word whose exact/glued/prefix forms find
+  TYPO_WORD_THRESHOLD documents loses its typo variants ("iphone" does not find every
+  "phone"), unless the query then finds fewer than TYPO_QUERY_THRESHOLD documents; synonyms
+  are never pruned.
 * per field: BM25 (k1=1.2, b=0.75) of the best alternative, using one idf per clause and field
   (that of the clause's most frequent alternative) so that a rare misspelt term never outranks
   the exact word; the field score is multiplied by the field weight.  A clause scores its best
@@ -25,6 +33,9 @@ Scoring (per shard, comparable across shards, see ``search.py``):
   consistent), up to +30 % for the share of adjacent query words found adjacent, in order, in
   the first 24 words of a field (weighted by the field): "iphone 6s 16gb" ranks
   "iPhone 6s 16GB" above "iPhone 6s Plus 16GB".
+* a query naming a value of a queried keyword field (a brand, a category) multiplies the
+  score of the documents holding it by ``1 + KEYWORD_VALUE_BONUS * share**2`` (the share of the
+  query's words the value covers): :func:`keyword_value_bonus`.
 * ``boosts`` multiply by ``1 + sum(weight * modifier(value))``; each matching ``boost_filters``
   entry multiplies by ``max(0, 1 + weight)`` (weight -1 sinks a document to score 0).
 """

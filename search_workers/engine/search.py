@@ -26,16 +26,18 @@ Semantics of a query (the fields of ``Query``)
   ``end`` exclusive).  Counts are disjunctive (each facet ignores the filters on its own field)
   and respect ``exclude_ids``.
 * ``relaxed``/``dropped_words``: with operator ``and`` and no result, words matching nothing are
-  dropped, then the most frequent words one by one.  Shards relax independently; a coordinator
-  that gets unrelaxed hits from some shard should drop relaxed hits of the others (or set
-  ``relax=False``).
+  dropped, then stop words (with a number after one: "under 200"), bare numbers and words found
+  mostly as typo variants, then the most frequent words one by one.  Shards relax
+  independently; a coordinator that gets unrelaxed hits from some shard should drop relaxed
+  hits of the others (or set ``relax=False``).
 * ``boosts``: score x ``(1 + sum(weight * modifier(max(value, 0))))``; ``boost_filters``: score x
   ``max(0, 1 + weight)`` per matching entry.  Both work with an empty ``q`` (base score 1).
 * ``distinct``: one hit per value of a keyword field (its best in the order above; a document
   without a value is a group of its own), ``Hit.group_size``; ``total`` counts groups, facets
   count documents; the answer lists every matching group's key and size for the merge.
-* ``synonyms``: keys are single query words (normalised like the query); each alternative is a
-  tuple of words that must all match (in one field).
+* ``synonyms``: keys are phrases of one or more query words (compared as the analyzer
+  normalises them, consecutive in the query); each alternative is a tuple of words that must
+  all match (in one field) and stands for every word of the key.
 * a searchable field's ``analyzer`` (mapping) applies to its query clauses, proximity and
   highlighting; one term dictionary serves every analysis.
 
