@@ -199,7 +199,7 @@ def build(sessions: sessionmaker[Session], bridge: ShardBridge, index_id: str,
         if not scored:
             continue
         custom_id = found.custom.get(norm, (None, 0.0))[0]
-        items.append((max(s for _, s in scored), [found.text[norm], scored, custom_id]))
+        items.append((max(s for _, s in scored), [found.text[norm], scored, custom_id, norm]))
     items.sort(key=lambda item: (-item[0], item[1][0]))
     items = items[:MAX_SUGGESTIONS]
     blob = orjson.dumps({"items": [item for _, item in items]})

@@ -56,6 +56,7 @@ class Item:
     text: str
     score: float
     source: str
+    norm: str | None = None  # ``" ".join(words_of(text))`` when known (a rebuild stores it)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class SuggestionIndex:
         entries: list[tuple[bytes, int, int]] = []
         vocab: dict[str, int] = {}
         for n, item in enumerate(items):
-            words = words_of(item.text)
+            words = item.norm.split(" ") if item.norm else words_of(item.text)
             for p in range(min(START_WORDS, len(words))):
                 entries.append((" ".join(words[p:]).encode()[:KEY_BYTES], n, p))
             for w in words:

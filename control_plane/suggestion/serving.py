@@ -85,7 +85,7 @@ def matcher_from(built: bytes | None, settings: SuggestionSettings, custom_ids: 
         enabled.add("popular")
     enabled.add("custom")
     items: list[Item] = []
-    for text, scored, custom_id in orjson.loads(built)["items"]:
+    for text, scored, custom_id, *norm in orjson.loads(built)["items"]:
         best: tuple[float, str] | None = None
         for source, score in scored:
             if source not in enabled or (source == "custom" and custom_id not in custom_ids):
@@ -93,7 +93,7 @@ def matcher_from(built: bytes | None, settings: SuggestionSettings, custom_ids: 
             if best is None or score > best[0]:
                 best = (score, source)
         if best is not None:
-            items.append(Item(text, best[0], best[1]))
+            items.append(Item(text, best[0], best[1], norm[0] if norm else None))
     return SuggestionIndex(items)
 
 
