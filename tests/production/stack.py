@@ -162,8 +162,11 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_seconds: float = 5) -> Iterator[Stack]:
-    """Everything up and ready; torn down (processes, Ray, database, Redis keys) on exit."""
+def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_seconds: float = 5,
+                     proxied: bool = True) -> Iterator[Stack]:
+    """Everything up and ready; torn down (processes, Ray, database, Redis keys) on exit.
+    ``proxied=False`` (benchmarks): the processes reach PostgreSQL and Redis directly, and the
+    proxies stay idle."""
     _ensure_services()
     cleanup = contextlib.ExitStack()
     try:
@@ -174,14 +177,15 @@ def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_second
         prefix = f"prod:{secrets.token_hex(4)}:"
         db_proxy = TcpProxy(5432).start()
         cleanup.callback(db_proxy.close)
-        redis_proxy = TcpProxy(int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])).start()
+        redis_port = int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])
+        redis_proxy = TcpProxy(redis_port).start()
         cleanup.callback(redis_proxy.close)
         cleanup.callback(_drop_redis_keys, prefix)
         env = {**base_env(), **RAY_ENV,
                "SHOPSEARCH_DATA_DIR": str(tmp / "data"),
-               "SHOPSEARCH_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{db_proxy.port}/{name}",
+               "SHOPSEARCH_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{db_proxy.port if proxied else 5432}/{name}",
                "SHOPSEARCH_DATABASE_CONNECT_TIMEOUT": "2",
-               "SHOPSEARCH_REDIS_URL": f"redis://127.0.0.1:{redis_proxy.port}/0",
+               "SHOPSEARCH_REDIS_URL": f"redis://127.0.0.1:{redis_proxy.port if proxied else redis_port}/0",
                "SHOPSEARCH_REDIS_PREFIX": prefix,
                "SHOPSEARCH_RAY_ADDRESS": address,
                "SHOPSEARCH_SECRET_KEY": secrets.token_urlsafe(32),
