@@ -1,0 +1,1 @@
+"""Locust scenarios (``locust -f loadtests/locustfile.py``) and the tenant setup they read."""
