@@ -20,6 +20,7 @@ from control_plane.search.exposure import check_public_request
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import resolve_storefront, run_search, wants_fresh
+from control_plane.security import PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX
 from control_plane.suggestion.endpoints import suggest_response
 from control_plane.suggestion.schemas import SuggestAnswer, SuggestRequest
 from control_plane.suggestion.serving import loaded_for_key, refuse_user
@@ -64,18 +65,16 @@ async def storefront_search(
     return JSONBody.raw(answer)
 
 
-async def suggest_caller(suggest_key: str, request: Request, runtime: RuntimeDep) -> Principal:
-    """As :func:`storefront_caller`; a signed-in session is refused by the suggest handle's tenancy
-    (404 when the handle is not of its organizations, else 403)."""
-    try:
-        return storefront_principal(runtime, request)
-    except ServiceError as exc:
-        if exc.code != ErrorCode.FORBIDDEN:
-            raise
-        principal = principal_from_token(runtime, None, bearer_token(request))
-        if principal.kind == "user":
-            await run_in_threadpool(refuse_user, runtime, principal, suggest_key)
-        raise
+async def refuse_sessions_by_handle(suggest_key: str, request: Request, runtime: RuntimeDep) -> None:
+    """Runs before :func:`storefront_caller`: a signed-in session gets 404 for a suggest handle of
+    another organization, else 403 (storefront search decides this by its profile handle)."""
+    header = request.headers.get("authorization") or ""
+    token = header.partition(" ")[2].strip()
+    if not token or token.startswith((SECRET_KEY_PREFIX, PUBLIC_KEY_PREFIX)):
+        return  # keys (and missing or malformed credentials) are storefront_caller's to decide
+    principal = principal_from_token(runtime, None, bearer_token(request))
+    if principal.kind == "user":
+        await run_in_threadpool(refuse_user, runtime, principal, suggest_key)
 
 
 @router.post(
@@ -88,7 +87,8 @@ async def storefront_suggest(
     body: SuggestRequest,
     request: Request,
     runtime: RuntimeDep,
-    principal: Annotated[Principal, Depends(suggest_caller)],
+    _sessions: Annotated[None, Depends(refuse_sessions_by_handle)],
+    principal: Annotated[Principal, Depends(storefront_caller)],
 ) -> Any:
     loaded = await loaded_for_key(runtime, suggest_key)
     access_for_key_project(principal, loaded.project_id)
