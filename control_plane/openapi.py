@@ -97,11 +97,11 @@ MEANING = {
 # Routes limited by ``runtime.limiter`` / ``runtime.quotas`` (sign-in, recovery, search per second).
 RATE_LIMITED = re.compile(
     r"^/v1/(auth/(register|login|refresh|verify-email|forgot-password|reset-password|impersonate|change-password)"
-    r"|search/.*|projects/.*/indices/.*/(search|suggest))$"
+    r"|(search|suggest)/.*|projects/.*/indices/.*/(search|suggest))$"
 )
 # Writes that no constraint can refuse (searches store nothing; sign-in and sessions only add rows
 # or revoke): every other write can answer 409 (duplicates, states, a concurrent change).
-NO_CONFLICT = re.compile(r"^/v1/(search/.*|projects/.*/indices/.*/(search|suggest)|auth/(?!register$).*)$")
+NO_CONFLICT = re.compile(r"^/v1/((search|suggest)/.*|projects/.*/indices/.*/(search|suggest)|auth/(?!register$).*)$")
 NO_DATABASE = {"/health", "/ready"}
 # Sign-in routes that take their own proof (a password, a refresh cookie, a one-time code): 401 when it fails.
 OWN_PROOF = {"/v1/auth/login", "/v1/auth/refresh", "/v1/auth/impersonate"}
