@@ -1,7 +1,7 @@
 """The Locust scenarios, headless, against a real ``shopsearch serve`` on 127.0.0.1: bounded, zero failures.
 
-The tenant is made the documented way (``loadtests.setup_tenant``: ``shopsearch tenants create``,
-a public key from a signed-in session, the storefront profile, autocomplete rebuilt), then
+The tenant is made the documented way (``python -m loadtests.setup_tenant``: ``shopsearch tenants
+create``, a public key from a signed-in session, the storefront profile, autocomplete rebuilt), then
 ``loadtests/locustfile.py`` runs every scenario (search, filtered and prefix search, suggest, click
 and conversion events with the answers' queryIds, document uploads and deletes with the secret key,
 task reads) for a few seconds. Every request must succeed (each scenario checks status and answer
@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from benchmarks.common import ROOT, Server, running_server
-from loadtests.setup_tenant import setup
 
 RUN_SECONDS = 10
 USERS = 6  # 5 shoppers and a merchant (each user class gets one before weights apply)
@@ -47,7 +46,7 @@ def run_locust(server: Server, tenant_file: Path) -> tuple[int, list[dict[str, A
     env["LOADTEST_TENANT"] = str(tenant_file)
     command = [sys.executable, "-m", "locust", "-f", "loadtests/locustfile.py", "--headless",
                "-u", str(USERS), "-r", str(USERS), "-t", f"{RUN_SECONDS}s", "--stop-timeout", "5",
-               "--host", server.base, "--json", "--only-summary", "--loglevel", "WARNING"]
+               "--json", "--only-summary", "--loglevel", "WARNING"]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS + 60)
     stats = json.loads(result.stdout) if result.stdout.strip().startswith("[") else []
     return result.returncode, stats, result.stderr[-3000:]
@@ -55,9 +54,14 @@ def run_locust(server: Server, tenant_file: Path) -> tuple[int, list[dict[str, A
 
 def test_every_scenario_runs_without_a_failure(server: Server, tmp_path: Path) -> None:
     assert server.base.startswith("http://127.0.0.1:")
-    tenant = setup(server.base, products=1000, origin="https://shop.example", env=_server_env(server))
+    # as documented: the setup script in the server's environment, then locust with the file it wrote
+    # (its --host defaults to the server the tenant was made on)
     tenant_file = tmp_path / "tenant.json"
-    tenant_file.write_text(json.dumps(tenant))
+    made = subprocess.run([sys.executable, "-m", "loadtests.setup_tenant", "--host", server.base, "--products",
+                           "1000", "--out", str(tenant_file)], cwd=ROOT, env=_server_env(server),
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert json.loads(tenant_file.read_text())["host"] == server.base
 
     code, stats, log = run_locust(server, tenant_file)
 
