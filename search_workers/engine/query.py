@@ -63,6 +63,7 @@ K1 = 1.2
 B = 0.75
 F_EXACT = 1.0
 F_JOIN = 1.0
+F_PHRASE = 0.95  # a code spelled apart ("S 5" for "s5"): just below the code as typed
 F_SYN = 0.9
 F_PREFIX = 0.8
 F_TYPO1 = 0.55
@@ -260,7 +261,9 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
     stops = an.stop_words
     for i, a in enumerate(atoms):
         deadline.check()  # typo expansion of a long word walks thousands of deletion keys
-        c = Clause(word=a.raw, stop=fold(a.raw) in stops, numeric=a.numeric)
+        # a stop word is a query word of its own ("for"), not a piece of one ("AT&T", "Apple's")
+        alone = (i == 0 or atoms[i - 1].chunk != a.chunk) and (i == last or atoms[i + 1].chunk != a.chunk)
+        c = Clause(word=a.raw, stop=alone and fold(a.raw) in stops, numeric=a.numeric)
         if c.stop:
             c.group = i
         elif a.numeric and i > 0 and clauses[i - 1].stop:  # "under 200": a price, not a word
@@ -314,7 +317,7 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
         parts.setdefault(atoms[k].part, []).append(k)
     for ks in parts.values():
         if len(ks) <= MAX_PHRASE:
-            phrase = Alt(tuple(atoms[k].norm for k in ks), F_JOIN, "phrase")
+            phrase = Alt(tuple(atoms[k].norm for k in ks), F_PHRASE, "phrase")
             for k in ks:
                 clauses[k].alts.append(phrase)
         else:
