@@ -68,18 +68,30 @@ class Candidates:
         self.text: dict[str, str] = {}
         self.evidence: dict[str, dict[str, float]] = {}
         self.custom: dict[str, tuple[str, float]] = {}  # norm -> (custom id, weight)
+        self._seen: dict[str, tuple[str, str] | None] = {}  # raw value -> (display text, norm)
 
-    def add(self, text: str, source: str, evidence: float = 1.0) -> str | None:
-        text = " ".join(text.split())
+    def add(self, raw: str, source: str, evidence: float = 1.0) -> str | None:
+        if raw in self._seen:  # brands and categories repeat: normalized once each
+            known = self._seen[raw]
+        else:
+            known = self._seen[raw] = self._normalize(raw)
+        if known is None:
+            return None
+        text, norm = known
+        self.text.setdefault(norm, text)
+        per = self.evidence.get(norm)
+        if per is None:
+            per = self.evidence[norm] = {}
+        per[source] = per.get(source, 0.0) + evidence
+        return norm
+
+    @staticmethod
+    def _normalize(raw: str) -> tuple[str, str] | None:
+        text = " ".join(raw.split())
         if not text or len(text) > MAX_TEXT_CHARS:
             return None
         norm = " ".join(words_of(text))
-        if not norm:
-            return None
-        self.text.setdefault(norm, text)
-        per = self.evidence.setdefault(norm, {})
-        per[source] = per.get(source, 0.0) + evidence
-        return norm
+        return (text, norm) if norm else None
 
 
 def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fields: set[str],
