@@ -799,7 +799,8 @@ def keyword_value_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Map
     n_words = 0
     for fname, fc in fields.items():
         spec = idx.fields.get(fname)
-        if fc.weight <= 0 or spec is None or spec.type not in ("keyword", "keyword[]") or fname not in idx.kw_ord:
+        if (fc.weight <= 0 or spec is None or spec.type not in ("keyword", "keyword[]") or fname not in idx.kw_ord
+                or len(idx.kw_vals[fname]) > MAX_NAMED_VALUES):
             continue
         an = idx.field_an.get(fname, idx.analyzer)
         table, longest = _value_table(idx, fname, an)
@@ -846,6 +847,8 @@ def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np
 
 _VALUE_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 MAX_VALUE_WORDS = 6
+#: a keyword field of more distinct values (SKUs, not brands or categories) is not read for names
+MAX_NAMED_VALUES = 20_000  # (its table takes ~10 us a value to build, once per shard)
 
 
 def _value_table(idx: MemIndex, fname: str, an: TextAnalyzer) -> tuple[dict[tuple[str, ...], list[int]], int]:
