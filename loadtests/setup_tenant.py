@@ -100,14 +100,19 @@ def setup(host: str, products: int, origin: str, shards: int = 2, env: dict[str,
             "suggestKey": config["suggestKey"], "documents": len(docs)}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m loadtests.setup_tenant",
+                                     description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="http://127.0.0.1:8000")
     parser.add_argument("--products", type=int, default=5000, help="catalog size (the Best Buy catalog, expanded)")
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--origin", default="https://shop.example", help="the shop page's origin (public key)")
     parser.add_argument("--out", type=Path, default=Path("loadtest-tenant.json"))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     tenant = setup(args.host.rstrip("/"), args.products, args.origin, args.shards)
     args.out.write_text(json.dumps(tenant, indent=2) + "\n")
     args.out.chmod(0o600)
