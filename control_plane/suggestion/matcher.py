@@ -43,6 +43,8 @@ def fold(text: str) -> str:
 
 
 def words_of(text: str) -> list[str]:
+    if text.isascii():  # (most texts) its words are its lower-cased ones
+        return _WORD.findall(text.lower())
     out = []
     for token in _WORD.findall(text):
         folded = fold(token)
