@@ -247,10 +247,11 @@ def test_rebuilds_follow_the_catalog(client, shop, app):
     assert "Quuxbeam" not in texts(suggest(client, shop, "quux"))
     # debounced: not again right after a build ...
     assert shop.index_id not in schedule_rebuilds(runtime.sessions, debounce_s=3600)
-    # ... and once the debounce has passed
-    assert shop.index_id in schedule_rebuilds(runtime.sessions, debounce_s=0)
+    # ... and once the debounce has passed (unless the runner's own maintenance got there first)
+    enqueued = schedule_rebuilds(runtime.sessions, debounce_s=0)
     tasks = client.get(f"/v1/projects/{shop.tenant.project_id}/tasks",
                        params={"type": "suggestions.rebuild", "indexId": shop.index_id}, headers=shop.headers).json()
+    assert shop.index_id in enqueued or tasks["items"][0]["status"] in ("enqueued", "processing")
     task = wait_task(client, shop.headers, shop.tenant.project_id, tasks["items"][0]["taskId"])
     assert task["status"] == "succeeded"
     assert "Quuxbeam" in texts(suggest(client, shop, "quux"))
