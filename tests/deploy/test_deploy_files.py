@@ -429,6 +429,9 @@ def test_raycluster_matches_kuberays_crd_and_autoscales() -> None:
             env = {e["name"]: e["value"] for e in container["env"]}
             assert env["SHOPSEARCH_DATA_DIR"] == DATA_DIR
             assert {m["mountPath"] for m in container["volumeMounts"]} >= {DATA_DIR, "/dev/shm"}
+            # HTTP probes of our own: older operators' default probes run wget, not in the image
+            for probe in ("readinessProbe", "livenessProbe"):
+                assert container[probe]["httpGet"] == {"path": "/api/healthz", "port": 52365}
 
 
 def test_the_raycluster_check_refuses_a_broken_cluster() -> None:
