@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -132,8 +133,7 @@ class Stack:
         return "\n".join(f"--- {p.name}\n{p.tail(2000)}" for p in self.procs())
 
 
-def _launch_ray(tmp: Path) -> tuple[str, subprocess.Popen[bytes]]:
-    temp_dir = Path("/tmp") / f"ss-ray-{secrets.token_hex(3)}"  # Ray's socket paths must stay short
+def _launch_ray(tmp: Path, temp_dir: Path) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     ports = {flag: str(free_port()) for flag in (
         "--ray-client-server-port", "--node-manager-port", "--object-manager-port", "--dashboard-agent-listen-port",
@@ -154,11 +154,12 @@ def _wait_ray(tmp: Path, head: subprocess.Popen[bytes]) -> None:
         time.sleep(0.2)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def _kill_group(process: subprocess.Popen[bytes], temp_dir: Path) -> None:
     """Ray's head drains for up to 30 s on SIGTERM; a scratch cluster has nothing to keep."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait(10)
+    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -170,8 +171,9 @@ def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_second
     _ensure_services()
     cleanup = contextlib.ExitStack()
     try:
-        address, head = _launch_ray(tmp)  # it starts while the database is made and migrated
-        cleanup.callback(_kill_group, head)
+        ray_temp = Path("/tmp") / f"ss-ray-{secrets.token_hex(3)}"  # Ray's socket paths must stay short
+        address, head = _launch_ray(tmp, ray_temp)  # it starts while the database is made and migrated
+        cleanup.callback(_kill_group, head, ray_temp)
         name = cleanup.enter_context(scratch_pg_database("shopsearch_prod"))
         direct = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
         prefix = f"prod:{secrets.token_hex(4)}:"

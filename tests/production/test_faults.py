@@ -43,6 +43,23 @@ ray.kill(ray.get_actor(name, namespace="shopsearch"), no_restart=False)
 print(name)
 """
 
+_REPLICAS = """
+import json, sys, ray
+ray.init(address=sys.argv[1], namespace="shopsearch", log_to_driver=False)
+prefix = "shard:" + sys.argv[2] + ":g" + sys.argv[3] + ":"
+names = sorted(a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+               if a["namespace"] == "shopsearch" and a["name"].startswith(prefix))
+print(json.dumps({n: ray.get(ray.get_actor(n, namespace="shopsearch").info.remote(), timeout=60) for n in names}))
+"""
+
+
+def _replicas(stack: Stack, index_id: str, generation: int) -> dict[str, dict[str, Any]]:
+    """``{actor name: info}`` of every replica of the generation (applied seq, documents held)."""
+    result = subprocess.run([sys.executable, "-c", _REPLICAS, stack.ray_address, index_id, str(generation)],
+                            cwd=ROOT, env={**base_env(), **RAY_ENV}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
 
 def _kill_actor(stack: Stack, index_id: str) -> str:
     result = subprocess.run([sys.executable, "-c", _KILL_ACTOR, stack.ray_address, index_id], cwd=ROOT,
@@ -214,6 +231,19 @@ def test_production_topology_survives_faults(tmp_path: Path) -> None:
         for api in stack.apis:
             http = httpx.Client(base_url=api.base, headers=tenant.headers, timeout=30)
             live = assert_search_agrees(http, index_path + "/search", stack.database_url, index_id, accepted.expected)
+        # and every replica, the restarted actor too, holds the index up to its last change
+        engine = create_engine(stack.database_url)
+        with engine.connect() as db:
+            generation, seq = db.execute(text("SELECT serving_generation, seq FROM indices WHERE id = :i"),
+                                         {"i": index_id}).one()
+        engine.dispose()
+        replicas = _replicas(stack, index_id, generation)
+        assert len(replicas) == 4, replicas
+        assert {r["appliedSeq"] for r in replicas.values()} == {seq}, replicas
+        held = {name.rsplit(":", 1)[0]: r["docCount"] for name, r in replicas.items() if name.endswith(":r0")}
+        for name, r in replicas.items():
+            assert r["docCount"] == held[name.rsplit(":", 1)[0]], replicas
+        assert sum(held.values()) == live, (held, live)
         _log("checked")
         print(f"{len(accepted.task_ids)} writes accepted ({accepted.retries} resent), {live} documents live, "
               f"{sum(len(s.samples) for s in searchers)} searches")
