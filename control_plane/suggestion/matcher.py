@@ -30,6 +30,8 @@ TYPO_WIDTH = 16  # word characters the typo path compares (longer last words ski
 MAX_CORRECTIONS = 8
 POSITION_FACTOR = (1.0, 0.6, 0.5)  # matching from the first word ranks above a later word
 TYPO_FACTOR = 0.5
+BIG_RANGE = 2000  # a prefix matching more entries has its best BIG_TAKE kept
+BIG_TAKE = 20 * START_WORDS + 20
 TYPO_FILL = 4  # the typo path runs when the typed prefix finds fewer suggestions than this (or the limit)
 _WORD = re.compile(r"[^\W_]+")
 
@@ -87,6 +89,8 @@ class SuggestionIndex:
         self.key_item = np.array([e[1] for e in entries], dtype=np.int32)
         self.key_factor = np.array([POSITION_FACTOR[e[2]] for e in entries], dtype=np.float64)
         self.key_pos = np.array([e[2] for e in entries], dtype=np.int8)
+        # each entry's score as matched there (the item's score by the position's factor)
+        self.key_eff = self.scores[self.key_item] * self.key_factor if entries else np.zeros(0)
         # the typo path: words by frequency (corrections prefer common words), as a code-point matrix
         self.vocab = sorted(vocab, key=lambda w: (-vocab[w], w))
         matrix = np.zeros((len(self.vocab), TYPO_WIDTH + 1), dtype=np.uint32)
@@ -103,6 +107,7 @@ class SuggestionIndex:
             bounds = [*starts[1:], len(order)] if len(starts) else []
             self._by_char.append({int(c): order[a:b] for c, a, b in zip(chars, starts, bounds, strict=True)})
         self._corrections: dict[str, list[str]] = {}
+        self._big: dict[tuple[int, int], np.ndarray] = {}  # best entries of large ranges
 
     def __len__(self) -> int:
         return len(self.items)
@@ -123,11 +128,17 @@ class SuggestionIndex:
         if hi <= lo:
             return
         items = self.key_item[lo:hi]
-        eff = self.scores[items] * self.key_factor[lo:hi]
+        eff = self.key_eff[lo:hi]
         take = want * START_WORDS + len(seen)
-        if hi - lo > take and not long:
-            picked = np.argpartition(-eff, take)[:take]
-            picked = picked[np.argsort(-eff[picked], kind="stable")]
+        if hi - lo > BIG_RANGE and not long and take <= BIG_TAKE:
+            picked = self._big.get((lo, hi))  # short prefixes: many entries, asked by many shoppers
+            if picked is None:
+                picked = self._best(eff, BIG_TAKE)
+                if len(self._big) > 10_000:
+                    self._big.clear()
+                self._big[(lo, hi)] = picked
+        elif hi - lo > take and not long:
+            picked = self._best(eff, take)
         else:
             picked = np.argsort(-eff, kind="stable")
         for k in picked:
@@ -139,6 +150,11 @@ class SuggestionIndex:
                 continue
             seen.add(item)
             out.append(Match(item, position, len(words), last_chars, float(eff[k]) * factor))
+
+    @staticmethod
+    def _best(eff: np.ndarray, take: int) -> np.ndarray:
+        picked = np.argpartition(-eff, take)[:take]
+        return picked[np.argsort(-eff[picked], kind="stable")]
 
     def match(self, query: str, limit: int, typo: bool) -> list[Match]:
         words = words_of(query)

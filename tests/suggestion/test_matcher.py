@@ -54,3 +54,12 @@ def test_a_query_longer_than_the_keys_is_checked_against_the_whole_text():
     index = SuggestionIndex([Item(long_a, 2, "name"), Item(long_b, 1, "name")])
     assert [index.items[m.item].text for m in index.match(long_b[:-2], 5, False)] == [long_b]
     assert len(index.match("acme very", 5, False)) == 2
+
+
+def test_a_prefix_matching_thousands_gives_the_best_first_every_time():
+    index = SuggestionIndex([Item(f"alpha item {n}", n % 997, "name") for n in range(3000)] + [Item("alpine", 5000, "brand")])
+    first = [index.items[m.item].text for m in index.match("alp", 5, False)]
+    # ties by the text
+    assert first == ["alpine", "alpha item 1993", "alpha item 2990", "alpha item 996", "alpha item 1992"]
+    assert [index.items[m.item].text for m in index.match("alp", 5, False)] == first  # kept for the next shopper
+    assert len(index.match("alp", 20, False)) == 20
