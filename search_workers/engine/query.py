@@ -829,10 +829,19 @@ def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np
     """Per candidate: holds one of the value ordinals ``ords`` of keyword field ``fname`` (work
     follows the candidates: a keyword's one value, or the candidates' runs of (slot, ordinal)
     pairs; a large share of the shard through a mask)."""
+    if len(cands) * 8 > idx.n:  # the value's mask over the shard, kept until the shard changes
+        key = ("held", fname, ords.tobytes())
+        cache, mask = _cached(idx, key)
+        if mask is None:
+            mask = _kw_mask(idx, fname, ords)
+            held = cache.get(("mask bytes",), 0)
+            if held + idx.n <= MASK_CACHE_BYTES:  # (shares the posting masks' budget)
+                cache[key] = mask
+                cache[("mask bytes",)] = held + idx.n
+        return np.take(cast(np.ndarray, mask), cands)
     if idx.fields[fname].type == "keyword":
-        return np.isin(np.take(idx.kw_first[fname], cands), ords)
-    if len(cands) * 8 > idx.n:
-        return np.take(_kw_mask(idx, fname, ords), cands)
+        first = np.take(idx.kw_first[fname], cands)
+        return first == ords[0] if len(ords) == 1 else np.isin(first, ords)
     ps, po = idx.kw_ps[fname], idx.kw_po[fname]
     lo = np.searchsorted(ps, cands, "left")
     cnt = np.searchsorted(ps, cands, "right") - lo
