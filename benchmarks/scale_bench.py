@@ -1,5 +1,11 @@
 """Searches/s and p99 as the serving topology grows, on this machine (issue #16 item 5).
 
+One run (2 cores shared with other work, load average 5-9; 100k products, 10 s phases, 8 clients):
+a. 362/s cached mix (p99 80 ms), 126/s uncached (p99 144 ms), 1.75 / 4.84 ms server CPU per search;
+b. 342/s (p99 80 ms), 211/s (p99 74 ms), 2.30 / 4.35 ms; c. 349/s (p99 105 ms), 177/s (p99 122 ms),
+3.56 / 8.04 ms. On 2 cores the topologies share the same cores, so b and c can only show their
+overhead here (CPU per search); the gain is in adding machines.
+
     python -m benchmarks.scale_bench [--docs 100000] [--seconds 15] [--clients 8] [--only a,b,c]
 
 Three topologies, each on a fresh scratch PostgreSQL database and a Redis key prefix of its own,
@@ -113,9 +119,23 @@ def _prepare(base: str, tenant: Tenant, docs: list[dict[str, Any]], replicas: in
         return f"/v1/search/{profile.json()['profileKey']}"
 
 
+def _quiet(pids: list[int], limit: float = 90) -> float:
+    """Wait until the serving processes are idle (under 0.3 cores over 2 s; Ray's own daemons idle
+    at about 0.1): shards may still be writing their files behind memory after an upload, which
+    would be measured as search cost. Seconds waited."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        cpu = sum(tree_cpu(pid) for pid in pids)
+        time.sleep(2)
+        if (sum(tree_cpu(pid) for pid in pids) - cpu) / 2 < 0.3:
+            break
+    return time.monotonic() - started
+
+
 def _run(name: str, bases: list[str], path: str, public: str, pids: list[int], args: argparse.Namespace,
          mix: list[dict[str, Any]], uncached: Iterator[list[dict[str, Any]]]) -> list[str]:
     headers = {"Authorization": f"Bearer {public}", "Origin": ORIGIN}
+    print(f"  servers idle after {_quiet(pids):.0f} s", flush=True)
     asyncio.run(_load(bases, path, headers, mix, args.clients, 2))  # warm-up: connections, first answers
     lines = []
     for phase, bodies in (("real mix, cached", mix), ("uncached", next(uncached))):
