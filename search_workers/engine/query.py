@@ -224,12 +224,16 @@ def code_atoms(atoms: Sequence[QueryAtom]) -> set[int]:
     """Atoms of model codes ("s8", "j1", "g930", "6s", "4k"): a part mixing digits and a short
     run of letters (at most CODE_MAX_LETTERS, at its start, or a single letter after digits).
     Their pieces do not match alone: "s8" must not find the ``s`` of "Apple's" and the ``8`` of
-    "8GB"; the code matches as a whole (the glued alternative) or not at all."""
+    "8GB"; the code matches as a whole (glued, or its atoms as consecutive words) or not at all."""
     out: set[int] = set()
     by_part: dict[int, list[int]] = {}
     for k, a in enumerate(atoms):
         by_part.setdefault(a.part, []).append(k)
     for ks in by_part.values():
+        # the code ends before a word glued to it ("s7edge": s7 + edge)
+        cut = next((j for j, k in enumerate(ks) if j and not atoms[k].numeric and len(atoms[k].raw) > CODE_MAX_LETTERS),
+                   len(ks))
+        ks = ks[:cut]
         if len(ks) < 2:
             continue
         kinds = [atoms[k].numeric for k in ks]
@@ -311,19 +315,20 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
                 for k in range(i, j):
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
     # a model code: its atoms as adjacent words too ("s5" finds "Galaxy S 5"), and the whole part
-    # when it has more than 3 atoms ("a1b2c3")
+    # it is in ("a1b2c3", "k8pin4fb": more atoms than the glued spans reach)
     parts: dict[int, list[int]] = {}
     for k in sorted(codes):
         parts.setdefault(atoms[k].part, []).append(k)
-    for ks in parts.values():
+    for pi, ks in parts.items():
         if len(ks) <= MAX_PHRASE:
             phrase = Alt(tuple(atoms[k].norm for k in ks), F_PHRASE, "phrase")
             for k in ks:
                 clauses[k].alts.append(phrase)
-        else:
-            joined = an.normalize("".join(atoms[k].raw for k in ks))
+        whole = [k for k, x in enumerate(atoms) if x.part == pi]
+        if len(whole) > 3:
+            joined = an.normalize("".join(atoms[k].raw for k in whole))
             if joined in td:
-                for k in ks:
+                for k in whole:
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
     if synonyms:
         add_synonyms(clauses, atoms, synonyms, an)

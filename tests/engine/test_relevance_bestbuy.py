@@ -85,3 +85,9 @@ def test_a_multi_word_synonym_reaches_the_other_form(bestbuy, products):
     syn = {"charging brick": (("wall", "charger"),)}
     ans = search(bestbuy, "charging brick ", relax=False, synonyms=syn, limit=5)
     assert ans.total > 0 and all("wall charger" in h.document["name"].lower() for h in ans.hits)
+
+
+def test_a_word_glued_to_a_code_still_counts(bestbuy):
+    # "s7edge": the code s7 and the word edge; "K8PIN4FB": a long code found whole
+    assert all("S7 edge" in h.document["name"] for h in search(bestbuy, "galaxy s7edge ").hits)
+    assert search(bestbuy, "ipod k8pin4fb connector ", relax=False).total > 0
