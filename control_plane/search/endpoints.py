@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import Principal, index_reader
 from control_plane.deps import RuntimeDep, client_ip
+from control_plane.outages import unavailable_part
 from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
@@ -35,7 +36,15 @@ async def search(
     index epoch, so the hot path touches no database (as the storefront's)."""
     resolved = cached_for_key(runtime, principal, project_id, index_id, body)
     if resolved is None:
-        resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
+        try:
+            resolved = await run_in_threadpool(resolve_secret, runtime, principal, project_id, index_id, body)
+        except Exception as exc:
+            # the database is down and the index changed since this key's last search here: its last
+            # resolution (access already checked by the key's project and scope) keeps it answering
+            stale = cached_for_key(runtime, principal, project_id, index_id, body, any_epoch=True)
+            if stale is None or unavailable_part(exc) != "database":
+                raise
+            resolved = stale
     charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip(request))
     answer = await run_search(runtime, resolved, body, source="api", use_cache=not wants_fresh(request.headers, principal))
     return JSONBody.raw(answer)

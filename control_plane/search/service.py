@@ -26,6 +26,7 @@ from control_plane.epochs import index_epoch, uncached_epoch
 from control_plane.index import repository as indices
 from control_plane.index.models import Index
 from control_plane.index.service import get_index, plan_limits_for_project
+from control_plane.outages import unavailable_part
 from control_plane.profile import repository as profiles
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
@@ -146,7 +147,14 @@ async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
         epoch = index_epoch(runtime.state, cached.index.id)
         if epoch == cached.epoch:
             return cached
-    loaded = await to_thread.run_sync(partial(_load_profile, runtime, profile_key, epoch))
+    try:
+        loaded = await to_thread.run_sync(partial(_load_profile, runtime, profile_key, epoch))
+    except Exception as exc:
+        if cached is None or unavailable_part(exc) != "database":
+            raise
+        # the database is down and the index changed since: the last resolution still describes
+        # the profile (no change to it can be made meanwhile); not kept, the next request reads again
+        return replace(cached, epoch=cached.epoch if epoch is None else epoch)
     if loaded is None:
         raise not_found("Search profile")
     state.storefront.put(profile_key, loaded)
@@ -161,7 +169,7 @@ def _secret_cache_key(index_id: str, body: SearchRequest) -> tuple[str, str | No
 
 
 def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, index_id: str,
-                   body: SearchRequest) -> Resolved | None:
+                   body: SearchRequest, *, any_epoch: bool = False) -> Resolved | None:
     """The secret route's resolution without the database: a secret key of this project (and of
     this index, when scoped) asking what was resolved at the index's current epoch.
 
@@ -173,9 +181,11 @@ def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, inde
         return None
     key = _secret_cache_key(index_id, body)
     cached = search_runtime(runtime).secret.get(key) if key is not None else None
-    if cached is None or cached.project_id != project_id or cached.epoch != index_epoch(runtime.state, index_id):
+    if cached is None or cached.project_id != project_id:
         return None
-    return cached
+    if any_epoch:  # the database is down: the last resolution, under the index's current epoch
+        return replace(cached, epoch=index_epoch(runtime.state, index_id))
+    return cached if cached.epoch == index_epoch(runtime.state, index_id) else None
 
 
 def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, index_id: str,

@@ -50,6 +50,8 @@ def test_database_cut_under_traffic(stack: Stack) -> None:
     assert [h["id"] for h in storefront.post(search_url, json={"q": "kettle"}).json()["hits"]] == ["p1"]
     secret_search = stack.index_url(shop_index, "/search")
     assert http.post(secret_search, json={"q": "kettle"}).json()["total"] == 1
+    # a write moves the index epoch: the resolutions above are then re-read, and must survive the cut
+    upload(http, stack, shop_index, [{"id": "p0", "name": "green teapot", "brand": "acme"}])
 
     traffic_index = create_index(http, stack, "traffic")
     uploader = Uploader(stack, traffic_index)
