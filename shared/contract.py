@@ -98,7 +98,8 @@ class Query(Struct, frozen=True, kw_only=True):
     """One search as the engine evaluates it (see the engine's ``search`` for the semantics).
 
     ``filters`` is the nested filter expression of the API (CONTRACT §5), already validated.
-    ``synonyms``: per normalised query word, alternatives of one or more words (all must match).
+    ``synonyms``: per phrase of the query (one or more words), alternatives of one or more words (all
+    must match); a key ``"~word"`` applies only where ``word`` is not a term of the shard (a typo).
     ``relax``: with operator ``and`` and no result, drop words until something matches.
     ``timeout_ms``: past it, the engine stops at its next check with ``SearchTimeout``.
     ``distinct``: a keyword field; one hit per value (the best ranked by the query's order), each

@@ -331,19 +331,29 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
                 for k in whole:
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
     if synonyms:
-        add_synonyms(clauses, atoms, synonyms, an)
+        add_synonyms(clauses, atoms, synonyms, an, td)
     return clauses
 
 
 def add_synonyms(clauses: list[Clause], atoms: Sequence[QueryAtom],
-                 synonyms: Mapping[str, Sequence[Sequence[str]]], an: TextAnalyzer) -> None:
+                 synonyms: Mapping[str, Sequence[Sequence[str]]], an: TextAnalyzer,
+                 known: Mapping[str, int] | None = None) -> None:
     """The merchant's synonyms as alternatives: a key of one or more words matching consecutive
     atoms (compared as the analyzer normalises them) gives each of its alternatives (one or more
     words, all to be found in one field) to every clause of the span, like a glued alternative.
-    They are never pruned as typo variants are (see :func:`gate_typos`)."""
+    They are never pruned as typo variants are (see :func:`gate_typos`).
+
+    A key ``"~word"`` is the control plane's guess that ``word`` is a typo of a synonym entry: it
+    applies only where ``word`` as typed is not a term of the shard (``known``), so a real word
+    never takes the synonyms of its neighbour."""
     spans: dict[tuple[str, ...], list[Sequence[str]]] = {}
     for key, alts in synonyms.items():
-        kw = tuple(x.norm for x in an.query_atoms(str(key)))
+        text = str(key)
+        fallback = text.startswith("~")
+        atoms_of_key = an.query_atoms(text[1:] if fallback else text)
+        if fallback and known is not None and any(x.norm in known or fold(x.raw) in known for x in atoms_of_key):
+            continue
+        kw = tuple(x.norm for x in atoms_of_key)
         if kw:
             spans.setdefault(kw, []).extend(alts)
     if not spans:

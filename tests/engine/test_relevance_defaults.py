@@ -154,3 +154,13 @@ def test_synonyms_are_not_pruned_like_typo_variants(shop):
     # a synonym key matched through the query's typo'd word (the control plane passes it)
     ans = search(e, "celll phone case ", synonyms={"celll phone": (("mobile",),)}, relax=False)
     assert "Nomad Mobile Case" in names(ans)
+
+
+def test_a_typo_fallback_key_applies_only_to_words_the_shard_does_not_hold(shop):
+    e, _ = shop
+    # "mobil" is no term here: the control plane's guess that it means "mobile" applies
+    ans = search(e, "mobil case ", synonyms={"~mobil": (("mobile",),)}, relax=False)
+    assert "Nomad Mobile Case" in names(ans)
+    # "table" is a term here: a real word never takes its neighbour's synonyms
+    ans = search(e, "table ", synonyms={"~table": (("mobile",),)}, relax=False)
+    assert "Nomad Mobile Case" not in names(ans)
