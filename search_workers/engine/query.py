@@ -54,6 +54,7 @@ from typing import Any, cast
 import numpy as np
 
 from shared.contract import FieldWeight, Typo
+from shared.text import osa_distance
 
 from .analysis import CHUNK_RE, QueryAtom, TextAnalyzer, fold
 from .errors import NO_DEADLINE, Deadline, EngineError
@@ -113,31 +114,6 @@ class Clause:
 
 
 # ----------------------------------------------------------------------------- distances
-def osa_distance(a: str, b: str, limit: int) -> int:
-    """Optimal string alignment distance (adjacent transposition = 1), early exit > limit."""
-    la, lb = len(a), len(b)
-    if abs(la - lb) > limit:
-        return limit + 1
-    prev2: list[int] | None = None
-    prev = list(range(lb + 1))
-    for i in range(1, la + 1):
-        cur = [i] + [0] * lb
-        ca = a[i - 1]
-        rowmin = cur[0]
-        for j in range(1, lb + 1):
-            cost = 0 if ca == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v
-            if v < rowmin:
-                rowmin = v
-        if rowmin > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[lb]
-
-
 def _deletes(word: str) -> set[str]:
     return {word[:i] + word[i + 1:] for i in range(len(word))}
 

@@ -109,3 +109,22 @@ def search(client: Any, tenant: Tenant, index_id: str, **body: Any) -> dict[str,
     response = client.post(tenant.url(index_id, "/search"), json=body, headers=tenant.headers)
     assert response.status_code == 200, response.text
     return response.json()  # type: ignore[no-any-return]
+
+
+def create_catalog_index(client: Any, tenant: Tenant, catalog: list[dict[str, Any]], mapping: dict[str, Any],
+                         name: str = "bestbuy", shards: int = 2) -> dict[str, Any]:
+    """An index of ``catalog`` (uploaded in batches of 1000, every task succeeded): the Best Buy
+    catalog tests start from this."""
+    response = client.post(tenant.url(), json={"name": name, "shards": shards, "mapping": mapping},
+                           headers=tenant.headers)
+    assert response.status_code == 201, response.text
+    index = response.json()
+    task_ids = []
+    for start in range(0, len(catalog), 1000):
+        response = client.post(tenant.url(index["id"], "/documents"), json=catalog[start:start + 1000],
+                               headers=tenant.headers)
+        assert response.status_code == 202, response.text
+        task_ids.append(response.json()["taskId"])
+    for task_id in task_ids:
+        assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+    return index  # type: ignore[no-any-return]

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
-from tests.index.helpers import make_tenant, wait_task
+from tests.index.helpers import create_catalog_index, make_tenant
 
 PROFILE = {
     "name": "storefront",
@@ -34,16 +34,7 @@ def catalog() -> list[dict]:
 def shop(app, catalog):
     with TestClient(app) as client:
         tenant = make_tenant(app)
-        index = client.post(tenant.url(), json={"name": "bestbuy", "shards": 2, "mapping": MAPPING},
-                            headers=tenant.headers).json()
-        task_ids = []
-        for start in range(0, len(catalog), 1000):
-            response = client.post(tenant.url(index["id"], "/documents"), json=catalog[start:start + 1000],
-                                   headers=tenant.headers)
-            assert response.status_code == 202, response.text
-            task_ids.append(response.json()["taskId"])
-        for task_id in task_ids:
-            assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+        index = create_catalog_index(client, tenant, catalog, MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"), json=PROFILE, headers=tenant.headers).json()
         key = make_key(app, tenant.project_id, access="read")
     return profile["profileKey"], key

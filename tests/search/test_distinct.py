@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
-from tests.index.helpers import make_tenant, wait_task
+from tests.index.helpers import create_catalog_index, make_tenant
 
 GROUPED_MAPPING = {
     **MAPPING,
@@ -46,16 +46,7 @@ def catalog() -> list[dict]:
 def shop(app, catalog):
     with TestClient(app) as client:
         tenant = make_tenant(app)
-        index = client.post(tenant.url(), json={"name": "bestbuy-variants", "shards": 2, "mapping": GROUPED_MAPPING},
-                            headers=tenant.headers).json()
-        task_ids = []
-        for start in range(0, len(catalog), 1000):
-            response = client.post(tenant.url(index["id"], "/documents"), json=catalog[start:start + 1000],
-                                   headers=tenant.headers)
-            assert response.status_code == 202, response.text
-            task_ids.append(response.json()["taskId"])
-        for task_id in task_ids:
-            assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+        index = create_catalog_index(client, tenant, catalog, GROUPED_MAPPING, "bestbuy-variants")
         keys = {}
         for body in (PLAIN, GROUPED):
             response = client.post(tenant.url(index["id"], "/profiles"), json=body, headers=tenant.headers)

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
-from tests.index.helpers import make_tenant, wait_task
+from tests.index.helpers import create_catalog_index, make_tenant
 
 PROFILE = {"name": "storefront", "queryFields": FIELDS, "facets": ["brand"], "perPage": 10,
            "retrieve": ["name", "brand", "price", "description"]}
@@ -32,12 +32,7 @@ def catalog() -> list[dict]:
 def shop(app, catalog):
     with TestClient(app) as client:
         tenant = make_tenant(app)
-        index = client.post(tenant.url(), json={"name": "bestbuy", "shards": 2, "mapping": MAPPING},
-                            headers=tenant.headers).json()
-        tasks = [client.post(tenant.url(index["id"], "/documents"), json=catalog[i:i + 1000],
-                             headers=tenant.headers).json()["taskId"] for i in range(0, len(catalog), 1000)]
-        for task_id in tasks:
-            assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+        index = create_catalog_index(client, tenant, catalog, MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"), json=PROFILE, headers=tenant.headers).json()
     return tenant, index["id"], profile["profileKey"], make_key(app, tenant.project_id, access="read")
 

@@ -18,7 +18,7 @@ from control_plane.analytics.store import Aggregate, today, write
 from control_plane.search.service import search_runtime
 from control_plane.suggestion.tasks import schedule_rebuilds
 from tests.factories import bearer, make_key, runtime_of
-from tests.index.helpers import Tenant, make_tenant, wait_task
+from tests.index.helpers import Tenant, create_catalog_index, make_tenant, wait_task
 
 ORIGIN = "https://shop.example"
 SUGGEST_MAPPING: dict[str, Any] = {
@@ -49,16 +49,7 @@ def shop(app) -> Shop:
     catalog = load_products()
     with TestClient(app) as client:
         tenant = make_tenant(app)
-        index = client.post(tenant.url(), json={"name": "bestbuy", "shards": 2, "mapping": SUGGEST_MAPPING},
-                            headers=tenant.headers).json()
-        task_ids = []
-        for start in range(0, len(catalog), 1000):
-            response = client.post(tenant.url(index["id"], "/documents"), json=catalog[start:start + 1000],
-                                   headers=tenant.headers)
-            assert response.status_code == 202, response.text
-            task_ids.append(response.json()["taskId"])
-        for task_id in task_ids:
-            assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
+        index = create_catalog_index(client, tenant, catalog, SUGGEST_MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"),
                               json={"name": "storefront", "queryFields": FIELDS, "perPage": 10},
                               headers=tenant.headers).json()
