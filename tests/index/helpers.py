@@ -128,3 +128,16 @@ def create_catalog_index(client: Any, tenant: Tenant, catalog: list[dict[str, An
     for task_id in task_ids:
         assert wait_task(client, tenant.headers, tenant.project_id, task_id, timeout=180)["status"] == "succeeded"
     return index  # type: ignore[no-any-return]
+
+
+def insert_index_row(db: Any, **values: Any) -> None:
+    """An ``indices`` row with just these columns, as an older revision's migration test needs it
+    (the model has columns that revision lacks)."""
+    from sqlalchemy import column, insert, table
+
+    from control_plane.db import utcnow
+    from control_plane.index.models import Index
+
+    values = {"created_at": utcnow(), "updated_at": utcnow(), **values}
+    columns = Index.__table__.c
+    db.execute(insert(table("indices", *(column(name, columns[name].type) for name in values))).values(**values))

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import column, create_engine, insert, table
+from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from benchmarks.common import scratch_pg_database
-from control_plane.db import utcnow
 from control_plane.document.models import ReplaceSession
 from control_plane.index.models import Index
 from control_plane.migrate import alembic_config
@@ -21,6 +20,7 @@ from control_plane.project.models import Project
 from control_plane.task.models import Task
 from search_workers.engine import ShardEngine
 from tests.conftest import _ensure_services
+from tests.index.helpers import insert_index_row
 
 LEGACY = {
     "idField": "id",
@@ -63,12 +63,9 @@ def test_inert_analyzers_are_dropped_and_applied_ones_kept(database_url: str) ->
         db.flush()
         db.add(Project(id="prj_m", org_id="org_m", name="P"))
         db.flush()
-        # the row as revision 0003 knew it (the model has columns added since: Core, those columns only)
-        values = dict(id="idx_m", project_id="prj_m", name="i", shards=1, replicas=1, language="en", mapping=LEGACY,
-                      serving_mapping=LEGACY, facets=[], serving_generation=1, status="ready", seq=0, flush_seq=0,
-                      document_count=0, created_at=utcnow(), updated_at=utcnow())
-        indices_0003 = table("indices", *(column(name, Index.__table__.c[name].type) for name in values))
-        db.execute(insert(indices_0003).values(**values))
+        insert_index_row(db, id="idx_m", project_id="prj_m", name="i", shards=1, replicas=1, language="en",
+                         mapping=LEGACY, serving_mapping=LEGACY, facets=[], serving_generation=1, status="ready",
+                         seq=0, flush_seq=0, document_count=0)
         db.add(ReplaceSession(id="rps_m", index_id="idx_m", project_id="prj_m", status="open", mapping=LEGACY))
         for pk, status in ((1, "enqueued"), (2, "succeeded")):
             db.add(Task(pk=pk, id=f"tsk_m{pk}", project_id="prj_m", index_id="idx_m", type="mapping.update",

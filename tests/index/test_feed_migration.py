@@ -14,6 +14,7 @@ from control_plane.index.models import Index
 from control_plane.migrate import alembic_config
 from control_plane.org.models import Organization
 from control_plane.project.models import Project
+from tests.index.helpers import insert_index_row
 from tests.index.test_analyzer_migration import database_url  # noqa: F401  (the fixture: SQLite and PostgreSQL)
 
 FULL = "https://feed-user:s3cret-pass@shop.example/feed.json?token=tok-abc123"
@@ -37,10 +38,10 @@ def test_stored_feed_urls_are_encrypted(database_url: str) -> None:  # noqa: F81
         db.flush()
         for index_id, feed in (("idx_f", {"url": FULL, "format": "json", "schedule": "daily", "fieldMap": {}}),
                                ("idx_n", None)):
-            db.add(Index(id=index_id, project_id="prj_f", name=index_id, shards=1, replicas=1, language="en",
-                         mapping={"idField": "id", "fields": {}}, serving_mapping={"idField": "id", "fields": {}},
-                         facets=[], feed=feed, serving_generation=1, status="ready", seq=0, flush_seq=0,
-                         document_count=0))
+            insert_index_row(db, id=index_id, project_id="prj_f", name=index_id, shards=1, replicas=1,
+                             language="en", mapping={"idField": "id", "fields": {}},
+                             serving_mapping={"idField": "id", "fields": {}}, facets=[], feed=feed,
+                             serving_generation=1, status="ready", seq=0, flush_seq=0, document_count=0)
     command.upgrade(config, "0006")
     stored = _feed(engine, "idx_f")
     assert not any(secret in json.dumps(stored) for secret in ("s3cret-pass", "tok-abc123", "feed-user"))
