@@ -34,9 +34,12 @@ from tests.tcp_proxy import TcpProxy
 
 ORIGIN = "https://shop.example"
 RAY = str(Path(sys.executable).with_name("ray"))
-# Ray resolves 127.0.0.1 to the machine's outward address unless told this is not a cluster host
+# Ray resolves 127.0.0.1 to the machine's outward address unless told this is not a cluster host.
+# Token authentication off: once any local ray.init() has written ~/.ray/auth_token (earlier tests
+# do), `ray start` turns token mode on and processes joining by address are refused; this scratch
+# cluster listens on loopback only.
 RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-           "RAY_DISABLE_IMPORT_WARNING": "1", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+           "RAY_DISABLE_IMPORT_WARNING": "1", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "RAY_AUTH_MODE": "disabled"}
 
 
 def base_env() -> dict[str, str]:
