@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import itertools
 
+from sqlalchemy.orm import Session
+
+from control_plane.db import after_commit
 from control_plane.sharedstate import SharedState, SharedStateUnavailable
 
 _uncached = itertools.count(1)
@@ -38,3 +41,9 @@ def index_epoch(state: SharedState, index_id: str) -> int:
 def bump_index_epoch(state: SharedState, index_id: str) -> int | None:
     """The new epoch, or None when Redis is unreachable (the bump is replayed when it is back)."""
     return state.incr_eventually(_key(index_id))
+
+
+def bump_after_commit(db: Session, state: SharedState, index_id: str) -> None:
+    """Bump the index's epoch once the request's transaction has committed: a search resolving in
+    between must read the change under the new epoch, never cache the old under it."""
+    after_commit(db, lambda: bump_index_epoch(state, index_id))

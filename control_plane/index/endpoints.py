@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Response
 from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
 from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_index_epoch
+from control_plane.epochs import bump_after_commit, bump_index_epoch
 from control_plane.index import service
 from control_plane.index.schemas import (
     FacetsIn,
@@ -98,7 +98,7 @@ def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: Runt
     facets = [f.model_dump(by_alias=True, exclude_none=True) for f in body.facets]
     saved = service.put_facets(db, index, facets)
     index_id = index.id
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))  # not before: searches would cache the old facets
+    bump_after_commit(db, runtime.state, index_id)  # not before: searches would cache the old facets
     return FacetsOut(facets=saved)
 
 

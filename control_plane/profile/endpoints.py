@@ -7,9 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from control_plane.access import IndexRead, IndexWrite
-from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_index_epoch
+from control_plane.epochs import bump_after_commit
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
 from control_plane.profile import repository, service
@@ -59,7 +58,7 @@ def update_profile(
     profile = service.update(db, access.project_id, index.id, index.mapping, profile_id, body)
     index_id = index.id
     # after the commit: a search resolving in between must read the new settings under the new epoch
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))
+    bump_after_commit(db, runtime.state, index_id)
     return service.to_out(profile)
 
 
@@ -68,5 +67,5 @@ def delete_profile(profile_id: str, access: IndexWrite, db: SessionDep, runtime:
     get_index(db, access, access.index_id)
     service.delete(db, access.project_id, access.index_id, profile_id)
     index_id = access.index_id
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))  # see update_profile
+    bump_after_commit(db, runtime.state, index_id)  # see update_profile
     return Response(status_code=204)

@@ -10,9 +10,8 @@ from fastapi import APIRouter, Response
 from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import IndexRead, IndexWrite
-from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_index_epoch
+from control_plane.epochs import bump_after_commit
 from control_plane.index.service import get_index
 from control_plane.rule import repository, service
 from control_plane.rule.matching import RuleSet, compile_rule, effects_of
@@ -28,11 +27,6 @@ BASE = "/projects/{project_id}/indices/{index_id}/rules"
 ONE = BASE + "/{rule_id}"
 
 
-def _changed(db: Any, runtime: Runtime, index_id: str) -> None:
-    """After the commit: a search resolving in between must read the change under the new epoch."""
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))
-
-
 @router.get(BASE, summary="List rules in position order", response_model=RuleList)
 def list_rules(access: IndexRead, db: SessionDep, limit: Limit = 20, cursor: Cursor = None) -> Any:
     get_index(db, access, access.index_id)
@@ -46,7 +40,7 @@ def list_rules(access: IndexRead, db: SessionDep, limit: Limit = 20, cursor: Cur
 def create_rule(body: RuleIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     rule = service.create(db, index, body)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return service.to_out(rule)
 
 
@@ -54,7 +48,7 @@ def create_rule(body: RuleIn, access: IndexWrite, db: SessionDep, runtime: Runti
 def order_rules(body: RuleOrder, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     rules = service.reorder(db, index, body.ids)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return {"items": [service.to_out(r) for r in rules], "nextCursor": None}
 
 
@@ -102,7 +96,7 @@ def get_rule(rule_id: str, access: IndexRead, db: SessionDep) -> Any:
 def update_rule(rule_id: str, body: RuleIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     rule = service.update(db, index, rule_id, body)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return service.to_out(rule)
 
 
@@ -110,5 +104,5 @@ def update_rule(rule_id: str, body: RuleIn, access: IndexWrite, db: SessionDep, 
 def delete_rule(rule_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Response:
     index = get_index(db, access, access.index_id, lock=True)
     service.delete(db, index, rule_id)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return Response(status_code=204)

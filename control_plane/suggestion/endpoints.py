@@ -11,9 +11,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 
 from control_plane.access import IndexRead, IndexWrite, Principal, index_reader
-from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
-from control_plane.epochs import bump_index_epoch
+from control_plane.epochs import bump_after_commit
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
 from control_plane.runtime import Runtime
@@ -39,7 +38,7 @@ BASE = "/projects/{project_id}/indices/{index_id}"
 
 
 def _bump_after_commit(db: Any, runtime: Runtime, index_id: str) -> None:
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))
+    bump_after_commit(db, runtime.state, index_id)
 
 
 @router.get(BASE + "/suggestions/config", summary="Get the autocomplete settings", response_model=SuggestionConfigOut)

@@ -7,11 +7,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 
 from control_plane.access import IndexRead, IndexWrite
-from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_index_epoch
+from control_plane.epochs import bump_after_commit
 from control_plane.index.service import get_index
-from control_plane.runtime import Runtime
 from control_plane.synonym import repository, service
 from control_plane.synonym.schemas import (
     ImportResult,
@@ -29,11 +27,6 @@ BASE = "/projects/{project_id}/indices/{index_id}/synonyms"
 ONE = BASE + "/{synonym_id}"
 
 
-def _changed(db: Any, runtime: Runtime, index_id: str) -> None:
-    """After the commit: a search resolving in between must read the change under the new epoch."""
-    after_commit(db, lambda: bump_index_epoch(runtime.state, index_id))
-
-
 @router.get(BASE, summary="List synonyms", response_model=SynonymList, response_model_exclude_none=True)
 def list_synonyms(access: IndexRead, db: SessionDep, limit: Limit = 20, cursor: Cursor = None) -> Any:
     get_index(db, access, access.index_id)
@@ -48,7 +41,7 @@ def list_synonyms(access: IndexRead, db: SessionDep, limit: Limit = 20, cursor: 
 def create_synonym(body: SynonymIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     row = service.create(db, index, body)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return service.to_out(row)
 
 
@@ -57,7 +50,7 @@ def create_synonym(body: SynonymIn, access: IndexWrite, db: SessionDep, runtime:
 def import_synonyms(body: SynonymImport, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     imported, total = service.import_entries(db, index, items=body.items, text=body.solr, mode=body.mode)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return {"imported": imported, "total": total, "mode": body.mode}
 
 
@@ -78,7 +71,7 @@ def get_synonym(synonym_id: str, access: IndexRead, db: SessionDep) -> Any:
 def update_synonym(synonym_id: str, body: SynonymIn, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Any:
     index = get_index(db, access, access.index_id, lock=True)
     row = service.update(db, index, synonym_id, body)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return service.to_out(row)
 
 
@@ -86,5 +79,5 @@ def update_synonym(synonym_id: str, body: SynonymIn, access: IndexWrite, db: Ses
 def delete_synonym(synonym_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Response:
     index = get_index(db, access, access.index_id, lock=True)
     service.delete(db, index, synonym_id)
-    _changed(db, runtime, index.id)
+    bump_after_commit(db, runtime.state, index.id)
     return Response(status_code=204)
