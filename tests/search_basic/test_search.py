@@ -160,7 +160,7 @@ def test_secret_search_refuses_callers_before_reading_the_body(app, client):
 def test_profile_changes_are_committed_before_the_epoch_moves(app, client, monkeypatch):
     """A search resolving right after the epoch moved must read the new settings, else it would
     cache the old ones under the new epoch."""
-    import control_plane.profile.endpoints as endpoints
+    import control_plane.epochs as endpoints  # bump_after_commit calls its bump_index_epoch
     from control_plane.profile.models import Profile
     from tests.factories import runtime_of
 
