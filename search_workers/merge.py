@@ -256,4 +256,5 @@ def merge_answers(query: Query, answers: Sequence[Answer]) -> Answer:
         facets=_merge_facets(query.facets, chosen),
         relaxed=relaxed,
         dropped_words=dropped if relaxed else [],
+        pinned=[h for a in answers for h in a.pinned],  # a pin stands whatever relaxation chose
     )

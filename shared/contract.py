@@ -105,6 +105,8 @@ class Query(Struct, frozen=True, kw_only=True):
     ``distinct``: a keyword field; one hit per value (the best ranked by the query's order), each
     with ``Hit.group_size``; ``total`` counts groups, facets still count documents. A document
     without a value is a group of its own.
+    ``pin_ids``: documents to answer in ``Answer.pinned`` when they exist and pass ``filters``,
+    whatever ``q`` and ``exclude_ids`` say (a ranking rule's pins, placed by the control plane).
     """
 
     q: str = ""
@@ -125,6 +127,7 @@ class Query(Struct, frozen=True, kw_only=True):
     relax: bool = True
     timeout_ms: float | None = None
     distinct: str | None = None
+    pin_ids: tuple[str, ...] = ()
 
 
 def shard_query(query: Query) -> Query:
@@ -161,6 +164,7 @@ class Answer(Struct):
     group: ``group_keys`` (``<u8`` keys, see :func:`group_key_of`, in no order) with ``group_counts``
     (``<i8`` documents per key) as raw bytes (cheap to pickle), and ``ungrouped`` (matching documents
     without a value: a group each). A merged answer leaves them empty.
+    ``pinned``: the hits of ``Query.pin_ids`` (every shard's, in a merged answer; not in ``hits``).
     """
 
     total: int = 0
@@ -173,6 +177,7 @@ class Answer(Struct):
     group_keys: bytes = b""
     group_counts: bytes = b""
     ungrouped: int = 0
+    pinned: list[Hit] = field(default_factory=list)
 
 
 def group_key_of(value: str) -> int:

@@ -107,31 +107,64 @@ def _placed(pins: list[tuple[Hit, int]], organic_total: int, start: int, stop: i
     return before, inside
 
 
-async def search_with_pins(run: Search, query: Query, pins: list[tuple[str, int]], id_field: str) -> tuple[Answer, set[str]]:
+async def search_with_pins(run: Search, query: Query, pins: list[tuple[str, int]]) -> tuple[Answer, set[str]]:
     """The merged answer with the pinned documents placed; also the ids of those placed.
 
-    With ``distinct``, a pinned document stands for its group: the organic results leave out the
-    groups of the pinned documents, so no other variant of a pinned product shows beside it."""
+    One fan-out: the shards answer the pinned documents that pass the filters (``Query.pin_ids``)
+    beside the organic hits, which start up to ``len(pins)`` places early so that whichever pins
+    turn out to exist, the organic hits around them are in hand. With ``distinct`` a pinned document
+    stands for its group, so its group must be known first: a lookup, then the organic search."""
+    if query.distinct is not None:
+        return await _search_with_grouped_pins(run, query, pins)
+    start, stop = query.offset, query.offset + query.limit
+    first = max(0, start - len(pins))
+    answer = await run(msgspec.structs.replace(query, offset=first, limit=max(stop - first, 1),
+                                               pin_ids=tuple(doc for doc, _ in pins)))
+    found = {hit.id: hit for hit in answer.pinned}
+    live = [(found[doc], position) for doc, position in pins if doc in found]
+    before, _ = _placed(live, answer.total, start, stop)
+    return _placed_page(answer, live, start, stop, answer.hits[start - before - first:])
+
+
+def _placed_page(answer: Answer, live: list[tuple[Hit, int]], start: int, stop: int,
+                 organic_hits: list[Hit]) -> tuple[Answer, set[str]]:
+    """``answer`` with its hits replaced by page ``[start, stop)``: the pins in their places and
+    ``organic_hits`` (the organic list from this page's first organic position) around them."""
+    _, inside = _placed(live, answer.total, start, stop)
+    organic = iter(organic_hits[: max((stop - start) - len(inside), 0)])
+    hits: list[Hit] = []
+    for at in range(start, stop):
+        hit = inside.get(at) or next(organic, None)
+        if hit is None:
+            break
+        hits.append(hit)
+    answer.hits = hits
+    answer.pinned = []
+    answer.total += len(live)
+    return answer, {hit.id for hit in inside.values()}
+
+
+async def _search_with_grouped_pins(run: Search, query: Query, pins: list[tuple[str, int]]) -> tuple[Answer, set[str]]:
+    """``search_with_pins`` with ``distinct``: the organic results leave out the groups of the pinned
+    documents, so no other variant of a pinned product shows beside it."""
     group = query.distinct
+    assert group is not None
     retrieve = query.retrieve
-    if group is not None and retrieve is not None and group not in retrieve:
+    if retrieve is not None and group not in retrieve:
         retrieve = (*retrieve, group)
     lookup = msgspec.structs.replace(
-        query, q="", filters=and_filters(query.filters, [{id_field: [doc for doc, _ in pins]}]), facets=(), sort=(),
-        offset=0, limit=len(pins), boosts=(), boost_filters=(), synonyms=None, highlight=(), relax=False,
-        exclude_ids=tuple(doc for doc in query.exclude_ids if doc not in {d for d, _ in pins}), distinct=None,
-        retrieve=retrieve,
+        query, q="", facets=(), sort=(), offset=0, limit=0, boosts=(), boost_filters=(), synonyms=None,
+        highlight=(), relax=False, distinct=None, retrieve=retrieve, pin_ids=tuple(doc for doc, _ in pins),
     )
-    found = {hit.id: hit for hit in (await run(lookup)).hits}
+    found = {hit.id: hit for hit in (await run(lookup)).pinned}
     live = [(found[doc], position) for doc, position in pins if doc in found]
-    if group is not None:
-        values = sorted({v for pinned, _ in live
-                         if isinstance(v := pinned.document.get(group), str | int | float | bool)}, key=str)
-        if values:
-            query = msgspec.structs.replace(query, filters=and_filters(query.filters, [{"not": {group: values}}]))
-        if retrieve is not query.retrieve:
-            for pinned, _ in live:
-                pinned.document.pop(group, None)
+    values = sorted({v for pinned, _ in live if isinstance(v := pinned.document.get(group), str | int | float | bool)},
+                    key=str)
+    if values:
+        query = msgspec.structs.replace(query, filters=and_filters(query.filters, [{"not": {group: values}}]))
+    if retrieve is not query.retrieve:
+        for pinned, _ in live:
+            pinned.document.pop(group, None)
     start, stop = query.offset, query.offset + query.limit
     total = 1 << 62
     answer: Answer | None = None
@@ -143,14 +176,4 @@ async def search_with_pins(run: Search, query: Query, pins: list[tuple[str, int]
             break
         total = answer.total
     assert answer is not None
-    before, inside = _placed(live, answer.total, start, stop)
-    organic = iter(answer.hits[: max((stop - start) - len(inside), 0)])
-    hits: list[Hit] = []
-    for at in range(start, stop):
-        hit = inside.get(at) or next(organic, None)
-        if hit is None:
-            break
-        hits.append(hit)
-    answer.hits = hits
-    answer.total += len(live)
-    return answer, {hit.id for hit in inside.values()}
+    return _placed_page(answer, live, start, stop, answer.hits)

@@ -278,7 +278,7 @@ async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchReque
 
     pinned: set[str] = set()
     if effects.pins:
-        result, pinned = await search_with_pins(run, query, effects.pins, str(mapping.get("idField") or "id"))
+        result, pinned = await search_with_pins(run, query, effects.pins)
     else:
         result = await run(query)
     answer = format_answer(result, facts)

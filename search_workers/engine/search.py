@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from shared.contract import Answer, Boost, Facet, FieldWeight, Hit, Query, SortKey, group_key_of
@@ -118,6 +119,7 @@ class ShardSearch:
         offset = max(0, query.offset)
 
         filters = compile_filters(mem, query.filters, self.id_field, deadline)
+        pinned = self._pinned(query, filters, deadline) if query.pin_ids else []
         excl = None
         if query.exclude_ids:
             excl = np.ones(n, dtype=bool)
@@ -207,11 +209,30 @@ class ShardSearch:
         pos = np.flatnonzero(final)
         sort_keys = self._sort_keys(query.sort)
         if query.distinct is not None:
-            return self._distinct(query, cands, pos, score, sort_keys, matched_terms, facets_out, relaxed, dropped,
-                                  deadline)
-        top = _ranked(pos, k, cands, score, sort_keys)[offset:]
-        return Answer(total=total, hits=self._hits(query, cands[top], score[top], sort_keys, matched_terms, deadline),
-                      facets=facets_out, relaxed=relaxed, dropped_words=dropped)
+            answer = self._distinct(query, cands, pos, score, sort_keys, matched_terms, facets_out, relaxed, dropped,
+                                    deadline)
+        else:
+            top = _ranked(pos, k, cands, score, sort_keys)[offset:]
+            answer = Answer(total=total, hits=self._hits(query, cands[top], score[top], sort_keys, matched_terms, deadline),
+                            facets=facets_out, relaxed=relaxed, dropped_words=dropped)
+        answer.pinned = pinned
+        return answer
+
+    def _pinned(self, query: Query, filters: list[tuple[str | None, np.ndarray]], deadline: Deadline) -> list[Hit]:
+        """``Query.pin_ids`` held by this shard that pass the filters, whatever ``q`` and
+        ``exclude_ids`` say (a pin is excluded from the organic hits, not from itself): score 1,
+        no highlights, in the order asked."""
+        mem = self.mem
+        slots = []
+        for doc_id in dict.fromkeys(query.pin_ids):
+            slot = mem.id_to_slot.get(doc_id)
+            if slot is not None and mem.live[slot] and all(m[slot] for _, m in filters):
+                slots.append(slot)
+        if not slots:
+            return []
+        plain = msgspec.structs.replace(query, highlight=())
+        return self._hits(plain, np.asarray(slots, dtype=np.int64), np.ones(len(slots), dtype=np.float32), [], set(),
+                          deadline)
 
     def _distinct(self, query: Query, cands: np.ndarray, pos: np.ndarray, score: np.ndarray,
                   sort_keys: list[SortFn], matched_terms: set[str], facets_out: dict[str, Any], relaxed: bool,
