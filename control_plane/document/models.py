@@ -13,7 +13,7 @@ class Document(Base):
     """The source of truth: one row per document id; deletes stay as tombstones (replayable)."""
 
     __tablename__ = "documents"
-    # ix_documents_index_live: a task counts the index's live documents (a covering index, not the rows)
+    # ix_documents_index_live: counting an index's live documents (see DocumentCount) reads the index, not the rows
     __table_args__ = (Index("ix_documents_index_seq", "index_id", "seq"),
                       Index("ix_documents_index_live", "index_id", "deleted"))
 
@@ -24,6 +24,18 @@ class Document(Base):
     shard_hash: Mapped[int] = mapped_column(Integer)
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DocumentCount(Base):
+    """An index's live (not deleted) document rows, kept by every write of its rows in the same
+    transaction (each takes the index row's lock first): a document task reads it instead of
+    counting the rows, a cost per task that grew with the index (16 ms at 300k documents). An
+    index without a row has never been written since the table exists: its rows are counted."""
+
+    __tablename__ = "document_counts"
+
+    index_id: Mapped[str] = mapped_column(ForeignKey("indices.id", ondelete="CASCADE"), primary_key=True)
+    live: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class ReplaceSession(Base):
@@ -70,4 +82,4 @@ class IdempotencyRecord(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
-__all__ = ["Document", "IdempotencyRecord", "ReplaceSession", "StagedDocument"]
+__all__ = ["Document", "DocumentCount", "IdempotencyRecord", "ReplaceSession", "StagedDocument"]

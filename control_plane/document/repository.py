@@ -13,7 +13,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import utcnow
-from control_plane.document.models import Document, IdempotencyRecord, ReplaceSession, StagedDocument
+from control_plane.document.models import (
+    Document,
+    DocumentCount,
+    IdempotencyRecord,
+    ReplaceSession,
+    StagedDocument,
+)
 from control_plane.shard.feed import ChangeRow, RowSource
 
 
@@ -86,10 +92,45 @@ def upsert_documents(db: Session, rows: list[dict[str, Any]]) -> None:
 
 
 def live_count(db: Session, index_id: str) -> int:
+    """The index's live documents: the kept count (one row read), or the rows counted for an index
+    that has none yet."""
+    kept = db.scalar(select(DocumentCount.live).where(DocumentCount.index_id == index_id))
+    return int(kept) if kept is not None else count_live_rows(db, index_id)
+
+
+def count_live_rows(db: Session, index_id: str) -> int:
     return int(
         db.scalar(select(func.count()).select_from(Document).where(Document.index_id == index_id, Document.deleted.is_(False)))
         or 0
     )
+
+
+def add_live(db: Session, index_id: str, delta: int) -> None:
+    """Move the kept count by ``delta`` after a write of the index's rows in this transaction (which
+    holds the index row's lock). An index without a kept count gets one from its rows, this
+    transaction's write included."""
+    if delta == 0:
+        return
+    moved = db.execute(
+        update(DocumentCount)
+        .where(DocumentCount.index_id == index_id)
+        .values(live=DocumentCount.live + delta)
+        .execution_options(synchronize_session=False)
+    )
+    if not moved.rowcount:  # type: ignore[attr-defined]
+        set_live(db, index_id, count_live_rows(db, index_id))
+
+
+def set_live(db: Session, index_id: str, count: int) -> None:
+    stmt = _insert(db, DocumentCount).values(index_id=index_id, live=count)
+    db.execute(stmt.on_conflict_do_update(index_elements=[DocumentCount.index_id], set_={"live": stmt.excluded.live}))
+
+
+def recount(db: Session, index_id: str) -> int:
+    """Count the index's live rows and keep the count (after a rewrite of many rows)."""
+    count = count_live_rows(db, index_id)
+    set_live(db, index_id, count)
+    return count
 
 
 def live_ids_among(db: Session, index_id: str, doc_ids: list[str]) -> list[str]:
@@ -107,25 +148,31 @@ def live_ids_among(db: Session, index_id: str, doc_ids: list[str]) -> list[str]:
     return found
 
 
-def tombstone(db: Session, index_id: str, doc_ids: list[str], first_seq: int) -> None:
-    """Mark documents deleted (kept as tombstones for replay), sequences from ``first_seq`` in order."""
+def tombstone(db: Session, index_id: str, doc_ids: list[str], first_seq: int) -> int:
+    """Mark live documents deleted (kept as tombstones for replay), sequences from ``first_seq`` in
+    order; how many were live (a document deleted meanwhile by another transaction is skipped)."""
     now = utcnow()
+    deleted = 0
     for i, doc_id in enumerate(doc_ids):
-        db.execute(
+        result = db.execute(
             update(Document)
-            .where(Document.index_id == index_id, Document.doc_id == doc_id)
+            .where(Document.index_id == index_id, Document.doc_id == doc_id, Document.deleted.is_(False))
             .values(deleted=True, body=None, seq=first_seq + i, updated_at=now)
             .execution_options(synchronize_session=False)
         )
+        deleted += result.rowcount  # type: ignore[attr-defined]
+    return deleted
 
 
 def delete_all_documents(db: Session, index_id: str) -> None:
     db.execute(delete(Document).where(Document.index_id == index_id).execution_options(synchronize_session=False))
+    set_live(db, index_id, 0)
 
 
 def delete_index_rows(db: Session, index_id: str) -> None:
     """Everything stored for an index that is being deleted: documents, replace sessions, idempotency records."""
     db.execute(delete(Document).where(Document.index_id == index_id))
+    db.execute(delete(DocumentCount).where(DocumentCount.index_id == index_id))
     db.execute(delete(ReplaceSession).where(ReplaceSession.index_id == index_id))
     db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.index_id == index_id))
 

@@ -237,12 +237,21 @@ def reserve_seqs(db: Session, index_id: str, count: int) -> int:
 
 
 def live_count(db: Session, index_id: str) -> int:
+    """The index's live documents (kept by every write: no count of the rows)."""
     return repository.live_count(db, index_id)
 
 
+def recount(db: Session, index_id: str) -> int:
+    """Count the index's live documents afresh and keep the count (after a replace swapped rows in)."""
+    return repository.recount(db, index_id)
+
+
 def upsert_rows(db: Session, index_id: str, docs: list[tuple[str, dict[str, Any]]], last_seq: int) -> None:
-    """Store ``docs`` under the sequences ending at ``last_seq`` (reserved by :func:`reserve_seqs`)."""
+    """Store ``docs`` under the sequences ending at ``last_seq`` (reserved by :func:`reserve_seqs`,
+    whose lock on the index row is held: no other write of the index's rows runs meanwhile), and
+    move the live count by the documents that were not live before."""
     first = last_seq - len(docs) + 1
+    live_before = len(repository.live_ids_among(db, index_id, [doc_id for doc_id, _ in docs]))
     now = utcnow()
     repository.upsert_documents(
         db,
@@ -259,6 +268,7 @@ def upsert_rows(db: Session, index_id: str, docs: list[tuple[str, dict[str, Any]
             for i, (doc_id, body) in enumerate(docs)
         ],
     )
+    repository.add_live(db, index_id, len(docs) - live_before)
 
 
 def _check_document_quota(db: Session, index: Index, docs: list[tuple[str, dict[str, Any]]]) -> None:
@@ -297,7 +307,8 @@ def delete_documents(db: Session, index: Index, items: Any) -> Task:
     doomed = [doc_id for doc_id in ids if doc_id in existing]
     if doomed:
         last = reserve_seqs(db, index.id, len(doomed))
-        repository.tombstone(db, index.id, doomed, first_seq=last - len(doomed) + 1)
+        deleted = repository.tombstone(db, index.id, doomed, first_seq=last - len(doomed) + 1)
+        repository.add_live(db, index.id, -deleted)
     else:
         last = indices.current_seq(db, index.id)
     return tasks.enqueue(

@@ -182,7 +182,7 @@ def _swap(
         index.building_generation = None
         index.build = None
         index.status = "ready"
-        index.document_count = documents.live_count(db, index.id)
+        index.document_count = documents.recount(db, index.id)
         db.flush()
         details = dict(claim.details)
         details.pop("progress", None)  # re-inserted below, so it follows the other keys
