@@ -90,6 +90,7 @@ class ShardHost(Protocol):
     async def apply(self, index_id: str, generation: int, shard_no: int, changes: Sequence[Change], *,
                     after_seq: int | None = None) -> list[int]: ...
     async def search(self, index_id: str, generation: int, query: Query) -> Answer: ...
+    async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None: ...
     async def get(self, index_id: str, generation: int, doc_id: str) -> dict[str, Any] | None: ...
     async def drop(self, index_id: str, generation: int) -> None: ...
     async def drop_index(self, index_id: str) -> None: ...
@@ -284,6 +285,12 @@ class BaseHost:
         merged = merge_answers(query, [a for a, _ in results])
         merged.partial = any(stale for _, stale in results)
         return merged
+
+    async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:
+        """:meth:`search` awaited on the caller's own event loop, when the host can answer without
+        its own loop (no fail-over, no retry, every replica current); ``None`` when it cannot: then
+        call :meth:`search` on the host's loop. The base host never can."""
+        return None
 
     async def get(self, index_id: str, generation: int, doc_id: str) -> dict[str, Any] | None:
         """The stored document from the shard that owns ``doc_id``."""

@@ -157,6 +157,10 @@ class ShardBridge:
             raise ShardNotOpen(f"{index_id}/g{generation} is not caught up in this process yet")
         inline = self._inline
         if inline is None:
+            # Ray: awaited right here when nothing needs the host's loop (fail-over, retries)
+            answer = await self.host.search_here(index_id, generation, query)
+            if answer is not None:
+                return answer
             return await self._await(self.host.search(index_id, generation, query))
         timeout_ms = query.timeout_ms
         ends = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000

@@ -1,7 +1,8 @@
 """The one factory for shard actors.
 
-A shard actor is :class:`~search_workers.replica.ShardReplica` made remote here - the same class
-the in-process host uses.  Options:
+A shard actor is :class:`ShardActor` made remote here: :class:`~search_workers.replica.ShardReplica`
+(the class the in-process host uses) with one more method, a search that answers msgpack bytes.
+Options:
 
 * named ``shard:<index_id>:g<generation>:s<shard>:r<replica>`` in namespace ``shopsearch`` with
   ``get_if_exists=True``, so every API process / task runner that opens an index gets the same
@@ -28,10 +29,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from search_workers.replica import ShardReplica
+from shared.contract import Answer, Query
 
 NAMESPACE = "shopsearch"
 NAME_PREFIX = "shard:"
@@ -54,9 +57,39 @@ def parse_actor_name(name: str) -> tuple[str, int, int, int] | None:
         return None
 
 
+_ENCODER = msgspec.msgpack.Encoder()
+
+
+class ShardActor(ShardReplica):
+    """:class:`ShardReplica` as the actor runs it, plus a search that answers bytes.
+
+    Ray pickles a returned :class:`Answer` with cloudpickle (a Python-level pickler): for 20 hits
+    with their documents that cost ~0.1 ms in the actor and again to unpickle in the caller, per
+    shard and search. msgpack through msgspec's typed encoder costs ~5 us each way and decodes
+    straight into the contract's Structs (see :func:`unpack_answer`).
+    """
+
+    def search_packed(self, query: Query) -> bytes | Answer:
+        """:meth:`search`'s answer as msgpack bytes; the Answer itself if something in it has no
+        msgpack form (the engine only puts JSON values in answers, so that is a safety net)."""
+        answer = self.search(query)
+        try:
+            return _ENCODER.encode(answer)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # pragma: no cover - defensive
+            return answer
+
+
+_DECODER = msgspec.msgpack.Decoder(Answer)
+
+
+def unpack_answer(packed: bytes | Answer) -> Answer:
+    """The :class:`Answer` of :meth:`ShardActor.search_packed`."""
+    return packed if isinstance(packed, Answer) else _DECODER.decode(packed)
+
+
 @lru_cache(maxsize=1)
 def _remote_class() -> Any:
-    return ray.remote(ShardReplica)
+    return ray.remote(ShardActor)
 
 
 def shard_actor(

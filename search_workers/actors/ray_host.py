@@ -25,9 +25,11 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +38,11 @@ from ray import exceptions as rex
 
 from search_workers.engine import ShardEngine
 from search_workers.host import BaseHost, ShardNotOpen, check_index_id, replica_dir_name
-from shared.contract import ShardSpec
+from search_workers.merge import merge_answers
+from shared.contract import Answer, Query, ShardSpec, shard_query
 from shared.routing import shard_hash
 
-from .factory import NAMESPACE, actor_name, parse_actor_name, shard_actor
+from .factory import NAMESPACE, actor_name, parse_actor_name, shard_actor, unpack_answer
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +151,47 @@ class RayHost(BaseHost):
             if isinstance(cause, BaseException):
                 raise cause from None  # EngineError & co. reach the caller as themselves
             raise
+
+    async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:
+        """The search's fast path, awaited on the caller's loop (any thread, any loop): one call to
+        one replica of every shard (round-robin), answers as msgpack bytes
+        (:meth:`~.factory.ShardActor.search_packed`), one wake-up of the caller's loop when the last
+        answer is in, then the merge. ``None`` - call :meth:`search` on the host's loop, which fails
+        over, retries and revives - when the generation's actors are not known here yet, a replica
+        did not answer in ``read_timeout``, or one answered from behind the shard's known seq.
+
+        Measured (2 shards, 100k products, storefront profile, one caller): the former path - a hop
+        to the host loop, an ``asyncio.wait_for`` task and a loop wake-up per shard, answers
+        cloudpickled - cost the caller ~0.5 ms more CPU per search."""
+        rows = self._handles.get((index_id, generation))
+        if rows is None:
+            return None
+        sq = shard_query(query)
+        turn = next(self._rr)
+        try:
+            refs = [row[turn % len(row)].search_packed.remote(sq) for row in rows]
+        except AttributeError:  # actors made by an older version (no search_packed): the general path
+            return None
+        try:
+            packed = await asyncio.wait_for(_all_results(refs), self.read_timeout)
+        except rex.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, BaseException) and not self._unavailable(cause):
+                raise cause from None  # EngineError & co., as :meth:`_call` raises them
+            return None
+        except Exception as exc:
+            if not self._unavailable(exc):
+                raise
+            return None
+        answers = [unpack_answer(p) for p in packed]
+        for shard_no, answer in enumerate(answers):
+            seq = answer.applied_seq
+            self._note_seq(index_id, generation, shard_no, seq)
+            if seq < self._seen.get((index_id, generation, shard_no), 0):
+                return None  # a replica behind: the general path prefers a current one
+        merged = merge_answers(query, answers)
+        merged.partial = False
+        return merged
 
     async def _revive(self, index_id: str, generation: int, shard_no: int, replica_no: int, dead: Any) -> None:
         """Re-create a replica whose actor is gone for good (its node left the cluster: with hard node
@@ -316,3 +360,35 @@ class RayHost(BaseHost):
 
 async def _awaitable(ref: Any) -> Any:
     return await ref
+
+
+def _all_results(refs: list[Any]) -> asyncio.Future[list[Any]]:
+    """The results of ``refs`` (in order) as one future of the running loop, woken once when the
+    last is in (awaiting each ref wakes the loop once per ref). The first failure, in ``refs``
+    order, is raised."""
+    loop = asyncio.get_running_loop()
+    out: asyncio.Future[list[Any]] = loop.create_future()
+    futures = [ref.future() for ref in refs]
+    left = [len(futures)]
+    lock = threading.Lock()
+
+    def settle() -> None:
+        if out.done():  # cancelled (timed out)
+            return
+        for f in futures:
+            exc = f.exception()
+            if exc is not None:
+                out.set_exception(exc)
+                return
+        out.set_result([f.result() for f in futures])
+
+    def one_done(_: concurrent.futures.Future[Any]) -> None:  # on a Ray thread
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last and not loop.is_closed():
+            loop.call_soon_threadsafe(settle)
+
+    for f in futures:
+        f.add_done_callback(one_done)
+    return out

@@ -166,3 +166,64 @@ async def test_killed_replica_restarts_empty_and_is_refed(host, tmp_path):
     await host.drop_index("idx_one")
     assert not [n for n in ray.util.list_named_actors() if n.startswith("shard:")]
     assert not Path(tmp_path / "shards" / "idx_kill").exists() or not any((tmp_path / "shards" / "idx_kill").rglob("*.toc"))
+
+
+FAST_PATH_QUERIES = [
+    {"q": "red shoe", "facets": ["brand", "tags"], "highlight": ["title"]},
+    {"q": "blue", "sort": ["price:desc"], "limit": 7, "offset": 7, "highlight": ["title"]},  # page 2
+    {"q": "", "sort": ["brand", "stock:desc"], "limit": 5, "offset": 20,
+     "facets": [{"field": "price", "type": "range", "ranges": [{"to": 50}, {"from": 50, "to": 150}, {"from": 150}]}]},
+    {"q": "sport", "distinct": "brand", "limit": 3, "facets": ["brand"], "highlight": ["title"]},
+    {"q": "classic", "distinct": "brand", "limit": 2, "offset": 2, "sort": ["price"]},  # distinct, page 2
+    {"q": "red zebra", "facets": ["brand"]},  # relaxed: "zebra" dropped
+    {"q": "jacket", "filters": {"brand": ["Acme", "Bolt"], "price": {"gte": 20}}, "retrieve": ["title", "price"]},
+    {"q": "boot", "limit": 0, "facets": ["tags"]},
+]
+
+
+async def test_fast_path_answers_equal_the_general_path_and_one_shard(host, tmp_path):
+    """``search_here`` (one call per shard on the caller's loop, answers as msgpack bytes) answers
+    exactly what ``search`` (the host loop's path, pickled answers) and the same shards in-process
+    answer: hits with documents, highlights and sort values, facets, totals, groups."""
+    spec = ShardSpec("idx_fast", 1, 3, 1, MAPPING, "en")
+    await host.open(spec)
+    await feed(host, "idx_fast", 1, 3, SOURCE, after_seq=0)
+    sharded = LocalHost(tmp_path / "sharded")
+    await sharded.open(ShardSpec("idx_fast", 1, 3, 1, MAPPING, "en"))
+    await feed(sharded, "idx_fast", 1, 3, SOURCE, after_seq=0)
+    try:
+        for spec_q in FAST_PATH_QUERIES:
+            query = Q(spec_q)
+            fast = await host.search_here("idx_fast", 1, query)
+            assert fast is not None, spec_q
+            assert fast == await host.search("idx_fast", 1, query), spec_q
+            assert fast == await sharded.search("idx_fast", 1, query), spec_q  # same shards in-process
+        assert any(h.highlights for h in (await host.search_here("idx_fast", 1, Q(FAST_PATH_QUERIES[0]))).hits)
+        assert (await host.search_here("idx_fast", 1, Q(FAST_PATH_QUERIES[3]))).hits[0].group_size
+    finally:
+        await sharded.close()
+
+    # refusals of the engine reach the caller as themselves, as from search()
+    with pytest.raises(EngineError) as err:
+        await host.search_here("idx_fast", 1, Q({"q": "x", "filters": {"title": "x"}}))
+    assert err.value.code.startswith("FIELD_NOT")
+    # actors not known to this host object yet: the general path (which finds them) answers
+    other = RayHost(tmp_path / "shards", namespace=host.namespace, detached=False)
+    assert await other.search_here("idx_fast", 1, Q({})) is None
+    assert (await other.search("idx_fast", 1, Q({"limit": 0}))).total == 200
+    assert (await other.search_here("idx_fast", 1, Q({"limit": 0}))).total == 200
+    # a shard seen at a later seq than its replica answers: left to the general path (fail-over)
+    host._note_seq("idx_fast", 1, 0, LAST + 1)
+    assert await host.search_here("idx_fast", 1, Q({})) is None
+    assert (await host.search("idx_fast", 1, Q({}))).partial
+
+
+async def test_fast_path_falls_back_when_a_replica_is_down(host, tmp_path):
+    spec = ShardSpec("idx_down", 1, 2, 1, MAPPING, "en")
+    await host.open(spec)
+    await feed(host, "idx_down", 1, 2, SOURCE, after_seq=0)
+    assert (await host.search_here("idx_down", 1, Q({"limit": 0}))).total == 200
+    ray.kill(await host.actor("idx_down", 1, 1, 0), no_restart=False)  # Ray restarts it, empty or from files
+    assert await host.search_here("idx_down", 1, Q({"limit": 0})) is None
+    answer = await host.search("idx_down", 1, Q({"limit": 0}))  # retries until the actor is back
+    assert answer.total <= 200
