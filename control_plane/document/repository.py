@@ -134,17 +134,16 @@ def recount(db: Session, index_id: str) -> int:
 
 
 def live_ids_among(db: Session, index_id: str, doc_ids: list[str]) -> list[str]:
-    """Which of ``doc_ids`` the index holds (not deleted)."""
+    """Which of ``doc_ids`` the index holds (not deleted). ``deleted`` is tested here, not in the
+    query: with it there, SQLite (no statistics) chose ``ix_documents_index_live`` for a long IN
+    list, reading every live row of the index (~300 ms per 500 ids at 300k documents) instead of
+    one primary-key lookup per id (~1 us)."""
     found: list[str] = []
     for start in range(0, len(doc_ids), _CHUNK):
         chunk = doc_ids[start : start + _CHUNK]
-        found.extend(
-            db.scalars(
-                select(Document.doc_id).where(
-                    Document.index_id == index_id, Document.doc_id.in_(chunk), Document.deleted.is_(False)
-                )
-            )
-        )
+        rows = db.execute(select(Document.doc_id, Document.deleted).where(Document.index_id == index_id,
+                                                                         Document.doc_id.in_(chunk)))
+        found.extend(doc_id for doc_id, deleted in rows if not deleted)
     return found
 
 
@@ -235,6 +234,22 @@ def stage_documents(db: Session, rows: list[dict[str, Any]]) -> None:
     )
     for start in range(0, len(rows), _CHUNK):
         db.execute(stmt, rows[start : start + _CHUNK])
+
+
+def staged_ids_among(db: Session, session_id: str, doc_ids: list[str]) -> int:
+    """How many of ``doc_ids`` the session holds already."""
+    held = 0
+    for start in range(0, len(doc_ids), _CHUNK):
+        chunk = doc_ids[start : start + _CHUNK]
+        held += int(
+            db.scalar(
+                select(func.count())
+                .select_from(StagedDocument)
+                .where(StagedDocument.session_id == session_id, StagedDocument.doc_id.in_(chunk))
+            )
+            or 0
+        )
+    return held
 
 
 def staged_count(db: Session, session_id: str) -> int:

@@ -425,11 +425,13 @@ def _require_open(db: Session, session: ReplaceSession) -> None:
         raise conflict(f"The replace session is {session.status}, not open")
 
 
-def stage_documents(db: Session, index: Index, session: ReplaceSession, docs: list[tuple[str, dict[str, Any]]]) -> None:
+def stage_documents(db: Session, index: Index, session: ReplaceSession, docs: list[tuple[str, dict[str, Any]]]) -> int:
+    """Stage ``docs`` (ids unique) in the session; how many of their ids it did not hold yet."""
     if not docs:
-        return
+        return 0
     last = reserve_seqs(db, index.id, len(docs))
     first = last - len(docs) + 1
+    held = repository.staged_ids_among(db, session.id, [doc_id for doc_id, _ in docs])
     repository.stage_documents(
         db,
         [
@@ -437,6 +439,7 @@ def stage_documents(db: Session, index: Index, session: ReplaceSession, docs: li
             for i, (doc_id, body) in enumerate(docs)
         ],
     )
+    return len(docs) - held
 
 
 def upload_to_session(
@@ -449,9 +452,10 @@ def upload_to_session(
         count = repository.staged_count(db, session.id)
         if count + len(docs) > limits.max_documents_per_index:
             raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_documents_per_index} documents per index")
-    stage_documents(db, index, session, docs)
+    # the session's row is locked (the caller's get_session(lock=True)): its count is current; counting
+    # the staged rows instead cost a scan of the session per upload
+    session.document_count += stage_documents(db, index, session, docs)
     now = utcnow()
-    session.document_count = repository.staged_count(db, session.id)
     session.last_activity_at = now
     session.expires_at = now + SESSION_IDLE
     db.flush()
