@@ -25,7 +25,9 @@ Format
 Writes without per-posting Python where possible: an in-memory posting pool (:class:`_ListPool`),
 field lengths captured while documents are added (:class:`_Lengths`), and posting lists written
 term by term into Whoosh's own block writer (:func:`_write_postings`): the same files as Whoosh's
-``SegmentWriter``. Segments merge by size tiers (:func:`merge_tiered`), never the whole index.
+``SegmentWriter``. Segments merge by size tiers up to a cap (:func:`merge_tiered`), never the whole
+index, by copying documents' stored bytes as they are (:func:`_copy_segment`); the meta document
+is replaced in the last segment (:func:`_delete_meta`): a commit's cost does not grow with the shard.
 """
 
 from __future__ import annotations
@@ -34,15 +36,18 @@ import contextlib
 import math
 import os
 import shutil
+import zlib
 from array import array
 from itertools import groupby
 from operator import itemgetter
+from pickle import loads
 from typing import Any
 
 import orjson
 from whoosh import fields as wf
 from whoosh import index as windex
-from whoosh.codec.whoosh3 import W3Codec
+from whoosh.codec.whoosh3 import STORED_COLUMN, W3Codec
+from whoosh.columns import VarBytesColumn
 from whoosh.query import Every
 from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -55,6 +60,10 @@ MERGE_FACTOR = 10
 # segments per tier doubled the total write cost).  Queries never read Whoosh, so many segments
 # only cost a little on reopen and on deletes/updates (one term lookup per segment).
 MERGE_AT = 30
+# Segments of this many live documents are not merged any more (see :func:`merge_tiered`) …
+MERGE_CAP = 25_000
+# … unless this share of their documents was deleted.
+MAX_DEAD_SHARE = 0.3
 
 Job = tuple[list[tuple], int]
 """``(ops, seq)``: ops ``("flush",)``, ``("delete", id)``, ``("add", id, src)``, ``("update", id, src)``
@@ -167,12 +176,39 @@ def commit_jobs(ix: Any, jobs: list[Job], mapping: dict, language: str) -> None:
                 w.update_document(docid=doc_id, src=src)
             else:
                 w.add_document(docid=doc_id, src=src)
-        w.update_document(docid=META_ID, meta=meta_blob(jobs[-1][1], mapping, language))
+        _delete_meta(w)
+        w.add_document(docid=META_ID, meta=meta_blob(jobs[-1][1], mapping, language))
         w.commit(mergetype=merge_tiered)
     except BaseException:
         with contextlib.suppress(Exception):
             w.cancel()
         raise
+
+
+def _delete_meta(w: Any) -> None:
+    """Delete the live meta document.  Every commit adds it to the segment that commit writes, which
+    Whoosh puts last in the segment list (after the segments the merge policy kept), so it is
+    looked up in that segment only: ``update_document`` would open a reader on every segment of the
+    shard each commit (a cost per commit growing with the segment count).  Anything else (an index
+    written otherwise, a flush that deleted it already) falls back to the search of every segment."""
+    if w.segments:
+        reader = SegmentReader(w.storage, w.schema, w.segments[-1])
+        try:
+            found = [d for d in _docnums(reader, META_ID) if not reader.is_deleted(d)]
+        finally:
+            reader.close()
+        if found:
+            base = w._doc_offsets[-1]
+            for d in found:
+                w.delete_document(base + d)
+            return
+    w.delete_by_term("docid", META_ID)
+
+
+def _docnums(reader: Any, doc_id: str) -> list[int]:
+    if ("docid", doc_id) not in reader:
+        return []
+    return list(reader.postings("docid", doc_id).all_ids())
 
 
 # ---------------------------------------------------------------------------- the fast writer
@@ -181,8 +217,9 @@ class _ListPool:
     :func:`fast_writer`'s ``add_document``: per (field, term bytes) the docnums, weights and value
     bytes, already in docnum order, so a flush sorts the distinct terms only.  ``items`` takes
     Whoosh's generic posting tuples (``add`` is ``list.append``; Whoosh's ``PostingPool`` does size
-    bookkeeping per posting).  Merges switch to a spilling ``PostingPool`` (see
-    :func:`merge_tiered`) to keep memory bounded."""
+    bookkeeping per posting).  A merge that cannot copy segments as they are (older indexes with
+    text postings) switches to a spilling ``PostingPool`` (see :func:`_spill_pool`) to keep memory
+    bounded; copied segments file their id postings here (at most MERGE_CAP documents a segment)."""
 
     def __init__(self) -> None:
         self.items: list[tuple] = []
@@ -353,28 +390,101 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
 
 
 def merge_tiered(writer: Any, segments: list) -> list:
-    """Whoosh merge policy: segments are put in size tiers (powers of MERGE_FACTOR of their
-    document count); a tier holding MERGE_AT segments is merged into one.  Whoosh's default
-    policy regularly re-merges the whole index (a 16 s commit at 17k documents); here each
-    document is rewritten about log10(N) times and a commit merges at most ~MERGE_AT similar segments.
-    Segments with many deletions drop into a lower tier by live count and are merged sooner."""
+    """Whoosh merge policy: segments are put in size tiers (powers of MERGE_FACTOR of their live
+    document count); a tier holding MERGE_AT segments is merged, as many of its smallest as fit in
+    MERGE_CAP documents (at least two).  Whoosh's default policy regularly re-merges the whole
+    index (a 16 s commit at 17k documents); tiers alone merged ever larger segments as the shard
+    grew (30 segments of a few thousand documents: one commit rewriting ~60k), so the merge cost
+    per document grew with the shard.  With the cap a document is rewritten at most once per tier
+    below MERGE_CAP, however large the shard: segments of MERGE_CAP and more stay as they are
+    (queries never read Whoosh; a segment costs a term lookup per deletion and a little on open).
+    Segments with many deletions drop into a lower tier by live count and are merged sooner; a
+    large one that lost more than MAX_DEAD_SHARE of its documents is rewritten on its own, one
+    with no live document left is dropped."""
     tiers: dict[int, list] = {}
-    for seg in segments:
-        live = max(seg.doc_count(), 1)
-        tier = int(math.log(live, MERGE_FACTOR))
-        tiers.setdefault(tier, []).append(seg)
     keep: list = []
+    merge: list = []
+    for seg in segments:
+        live = seg.doc_count()
+        if not live:
+            continue  # every document deleted: the segment is dropped
+        if live >= MERGE_CAP:
+            if seg.doc_count_all() - live > MAX_DEAD_SHARE * seg.doc_count_all():
+                merge.append(seg)
+            else:
+                keep.append(seg)
+            continue
+        tier = int(math.log(max(live, 1), MERGE_FACTOR))
+        tiers.setdefault(tier, []).append(seg)
     for _tier, segs in sorted(tiers.items()):
-        if len(segs) >= MERGE_AT:
-            if isinstance(writer.pool, _ListPool):  # merged postings may be large: spill to disk
-                pending = writer.pool
-                writer.pool = PostingPool(writer._tempstorage, writer.newsegment, limitmb=128)
-                for item in pending.tuples():
-                    writer.pool.add(item)
-            for seg in segs:
-                reader = SegmentReader(writer.storage, writer.schema, seg)
-                writer.add_reader(reader)
-                reader.close()
-        else:
+        if len(segs) < MERGE_AT:
             keep.extend(segs)
+            continue
+        segs = sorted(segs, key=lambda seg: seg.doc_count())
+        total = n = 0
+        while n < len(segs) and (n < 2 or total + segs[n].doc_count() <= MERGE_CAP):
+            total += segs[n].doc_count()
+            n += 1
+        merge.extend(segs[:n])
+        keep.extend(segs[n:])
+    for seg in merge:
+        reader = SegmentReader(writer.storage, writer.schema, seg)
+        try:
+            if not _copy_segment(writer, reader):
+                _spill_pool(writer)
+                writer.add_reader(reader)
+        finally:
+            reader.close()
     return keep
+
+
+def _spill_pool(writer: Any) -> None:
+    """Whoosh's generic merge path: postings go through a spilling ``PostingPool`` (bounded memory)."""
+    if isinstance(writer.pool, _ListPool):
+        pending = writer.pool
+        writer.pool = PostingPool(writer._tempstorage, writer.newsegment, limitmb=128)
+        for item in pending.tuples():
+            writer.pool.add(item)
+
+
+def _copy_segment(writer: Any, reader: Any) -> bool:
+    """Merge ``reader``'s live documents into ``writer`` without re-encoding them: each document's
+    stored fields are copied as the compressed bytes they are stored as (Whoosh's ``add_reader``
+    unpickles, re-pickles and re-compresses every one, most of a merge's cost), and its ``docid``
+    posting is filed like :func:`fast_writer`'s ``add_document`` does.  Only for segments of this
+    module's schema whose one indexed field is ``docid`` (no lengths, vectors or columns) and while
+    the writer's pool is the in-memory one; False (nothing done) otherwise."""
+    pool = writer.pool
+    if not isinstance(pool, _ListPool) or set(reader.indexed_field_names()) - {"docid"}:
+        return False
+    field = dict(writer.schema.items()).get("docid")
+    perdoc = reader._perdoc
+    if field is None or field.scorable or field.vector or field.column_type or not hasattr(perdoc, "_cached_reader"):
+        return False
+    stored = perdoc._cached_reader("_stored", STORED_COLUMN)
+    pdw = writer.perdocwriter
+    if stored is None or set(pdw._colwriters) != {"_stored"}:
+        return False
+    raw_get = stored._child  # CompressedBytesColumn.Reader under the pickle layer
+    target = pdw._get_column("_stored")._child  # CompressedBytesColumn.Writer under the pickle layer
+    terms = pool.terms
+    for docnum in reader.all_doc_ids():
+        raw = VarBytesColumn.Reader.__getitem__(raw_get, docnum)
+        docnum_new = writer.docnum
+        pdw.start_doc(docnum_new)
+        if raw:
+            VarBytesColumn.Writer.add(target, docnum_new, raw)
+            doc_id = loads(zlib.decompress(raw)).get("docid")
+            if doc_id is not None:
+                for tbytes, _freq, weight, vbytes in field.index(doc_id):
+                    key = ("docid", tbytes)
+                    p = terms.get(key)
+                    if p is None:
+                        p = terms[key] = ([], [], [])
+                    p[0].append(docnum_new)
+                    p[1].append(weight)
+                    p[2].append(vbytes)
+        pdw.finish_doc()
+        writer.docnum += 1
+    writer._added = True
+    return True
