@@ -1,14 +1,20 @@
 """What synonyms and ranking rules cost a search (issue #12: at most 1.2x p50 and p99).
 
     python -m benchmarks.merch_bench [--docs 100000] [--shards 2] [--seconds 8] [--rounds 3]
-                                     [--synonyms 1000] [--rules 200] [--workers N]
+                                     [--synonyms 1000] [--rules 200] [--set merchant|dense] [--workers N]
 
 1. Starts ``shopsearch serve``, loads the Best Buy catalog expanded to ``--docs`` products and saves
    the storefront profile (``common.STOREFRONT_PROFILE``), as ``search_bench`` does.
-2. Builds ``--synonyms`` synonyms (multiway groups of real query and product-name words, multi-word
-   phrases, oneway entries) and ``--rules`` rules (patterns of real query words with every
-   anchoring; boosts, buries, pins, hides, added filters, validity windows), so many searches
-   trigger some of them.
+2. Builds ``--synonyms`` synonyms and ``--rules`` rules, one of two sets (``--set``):
+
+   - ``merchant`` (default): what a shop writes. Synonyms among the words that tell one category
+     of the catalog from the others ("headphones, earbuds, earphones"; oneway from such a word to
+     its category's name); rules on its most popular queries as typed ("is": pins, boosts,
+     banners, redirects), on brand names ("contains": boost the brand) and on first words
+     ("startsWith": added filters), some with validity windows.
+   - ``dense``: a stress set. Multiway groups of random common query words (so "case" may reach
+     "tv"), and rules on single popular words with every anchoring: nearly every query is
+     rewritten, and each synonym makes a word search two or three unrelated common words.
 3. Alternates rounds without and with them (deleting and importing the synonyms, disabling and
    enabling the rules) on uncached shopper-like word combinations at 4 clients, each round its own
    queries, and prints p50/p99 per round and the ratio of the medians.
@@ -19,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import time
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -39,6 +47,99 @@ from benchmarks.search_bench import ORIGIN, load, measured, report, word_combina
 from control_plane.rule.matching import RuleSet, compile_rule
 from control_plane.synonym.matching import SynonymSet
 from control_plane.synonym.solr import render
+
+_WORD = re.compile(r"[a-z][a-z0-9'-]+")
+STOP = {"with", "from", "your", "this", "that", "black", "white", "silver", "blue", "pink", "gold", "gray", "grey",
+        "green", "purple", "orange", "yellow", "brown", "red"}
+
+
+def category_words(docs: list[dict[str, Any]], per_category: int = 12) -> dict[str, list[str]]:
+    """Per category (a product's most specific one): the name words found mostly there (in 2+ of its
+    products, and at least half the products holding the word are in it), the most frequent first."""
+    df: Counter[str] = Counter()
+    by_category: dict[str, Counter[str]] = {}
+    for d in docs:
+        words = {w for w in _WORD.findall(d["name"].lower()) if len(w) > 3 and w not in STOP}
+        df.update(words)
+        if d.get("categories"):
+            by_category.setdefault(d["categories"][-1], Counter()).update(words)
+    out: dict[str, list[str]] = {}
+    for c, counts in by_category.items():
+        ranked = sorted((w for w in counts if counts[w] >= 2 and 2 * counts[w] >= df[w]), key=lambda w: (-counts[w], w))
+        if ranked:
+            out[c] = ranked[:per_category]
+    return out
+
+
+def merchant_synonyms(n: int, docs: list[dict[str, Any]], seed: int = 7) -> list[dict[str, Any]]:
+    """What a shop writes: words of one category as equivalents (a word in at most three entries),
+    oneway from such a word to the name of its category; then, up to ``n``, the misspellings its
+    shoppers type ("samsng" -> "samsung") for the catalog's name words, most frequent first."""
+    rng = random.Random(seed)
+    catalog = docs[:3291]
+    words = category_words(catalog)
+    categories = sorted(c for c, ws in words.items() if len(ws) >= 2)
+    uses: Counter[str] = Counter()
+    out: list[dict[str, Any]] = []
+    for _ in range(20 * n):
+        if len(out) >= n // 2:
+            break
+        category = rng.choice(categories)
+        free = [w for w in words[category] if uses[w] < 3]
+        if len(free) >= 2 and rng.random() < 0.7:
+            terms = rng.sample(free, min(len(free), rng.choice((2, 2, 3))))
+            entry: dict[str, Any] = {"type": "multiway", "terms": terms}
+        elif free:
+            terms = [rng.choice(free)]
+            entry = {"type": "oneway", "input": terms[0], "synonyms": [category.lower()]}
+        else:
+            continue
+        uses.update(terms)
+        out.append(dict(entry, enabled=True))
+    df = Counter(w for d in catalog for w in set(_WORD.findall(d["name"].lower())) if len(w) > 4 and w.isalpha())
+    for word, _ in df.most_common():
+        if len(out) >= n:
+            break
+        at = rng.randrange(1, len(word) - 1)
+        out.append({"type": "oneway", "input": word[:at] + word[at + 1:], "synonyms": [word], "enabled": True})
+    return out
+
+
+def merchant_rules(n: int, docs: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
+    """What a shop writes: most rules on its popular queries as typed, some on brand names and first words."""
+    rng = random.Random(seed)
+    popular = list(dict.fromkeys(q.lower() for q in weighted_queries(20_000, seed)))[:400]
+    catalog = docs[:3291]
+    brands = sorted({d["brand"] for d in catalog if d.get("brand") and len(d["brand"]) > 2})
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        roll = rng.random()
+        if roll < 0.65:
+            q = popular[i % len(popular)]
+            words = q.split()
+            matching = [d for d in catalog if all(w in d["name"].lower() for w in words)] or catalog
+            kind = rng.random()
+            if kind < 0.4:
+                consequence: dict[str, Any] = {"pin": [{"id": rng.choice(matching)["id"], "position": rng.randint(1, 3)}]}
+            elif kind < 0.7:
+                consequence = {"boost": [{"filters": {"brand": [rng.choice(matching)["brand"]]}, "weight": 2}]}
+            elif kind < 0.9:
+                consequence = {"userData": {"banner": f"promo {i}"}}
+            else:
+                consequence = {"redirect": f"https://shop.example/{q.replace(' ', '-')}"}
+            condition = {"pattern": q, "anchoring": "is"}
+        elif roll < 0.9:
+            brand = rng.choice(brands)
+            condition = {"pattern": brand.lower(), "anchoring": "contains"}
+            consequence = {"boost": [{"filters": {"brand": [brand]}, "weight": 1.5}]}
+        else:
+            condition = {"pattern": rng.choice(popular).split()[0], "anchoring": "startsWith"}
+            consequence = {"addFilters": {"price": {"lt": 2000}}, "userData": {"banner": f"sale {i}"}}
+        rule: dict[str, Any] = {"name": f"rule {i}", "conditions": [condition], "consequence": consequence}
+        if i % 10 == 0:
+            rule["validity"] = [{"from": "2020-01-01T00:00:00Z", "until": "2100-01-01T00:00:00Z"}]
+        out.append(rule)
+    return out
 
 
 def make_synonyms(n: int, seed: int = 7) -> list[dict[str, Any]]:
@@ -105,12 +206,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds without and with (alternating)")
     parser.add_argument("--synonyms", type=int, default=1000)
     parser.add_argument("--rules", type=int, default=200)
+    parser.add_argument("--set", choices=("merchant", "dense"), default="merchant",
+                        help="which synonyms and rules (see above)")
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()
 
     docs = expand(args.docs)
-    synonyms = make_synonyms(args.synonyms)
-    rules = make_rules(args.rules, docs)
+    if args.set == "dense":
+        synonyms, rules = make_synonyms(args.synonyms), make_rules(args.rules, docs)
+    else:
+        synonyms, rules = merchant_synonyms(args.synonyms, docs), merchant_rules(args.rules, docs)
     per_round = max(1_500, int(300 * args.seconds))
     combos = word_combinations(per_round * (2 * args.rounds + 1))
     print(matching_cost(synonyms, rules, combos[:5_000]), flush=True)
@@ -152,7 +257,7 @@ def main() -> int:
                   flush=True)
     without = {k: statistics.median(r[k] for r in results[False]) for k in ("p50", "p99")}
     with_ = {k: statistics.median(r[k] for r in results[True]) for k in ("p50", "p99")}
-    print(f"\n== {len(docs)} products, {args.shards} shards, {args.synonyms} synonyms, {args.rules} rules; "
+    print(f"\n== {len(docs)} products, {args.shards} shards, {len(synonyms)} synonyms, {len(rules)} rules ({args.set}); "
           f"uncached word combinations at 4 clients, median of {args.rounds} rounds each")
     for k in ("p50", "p99"):
         print(f"{k}: without {without[k]:.2f} ms, with {with_[k]:.2f} ms, ratio {with_[k] / without[k]:.2f} "
