@@ -25,6 +25,9 @@ Relevance defaults (issue #12 item 3), each a class of queries built from the ca
   success = every top-10 hit names the code (also spelled apart: "S 5").
 * word dropping: two words of a product's name + "under <number>" where all words together find
   nothing; success = neither name word is dropped and the top hit holds both.
+* glued words: the exact query with two neighbouring words (3+ letters each, no stop word) typed
+  as one ("Apple AppleWatch" -> "applewatch"), where the glued word is in fewer than 8 products
+  as typed; success = the product (or one the query cannot tell apart) in the top 10.
 """
 
 from __future__ import annotations
@@ -191,7 +194,7 @@ def measure_defaults(engine, products: list[dict], verbose: bool = False) -> dic
     stops = set(stopwords_for_language("en"))
     rng = random.Random(11)
     fails: dict[str, list] = {k: [] for k in ("brand", "category", "typo_discipline", "codes_absent",
-                                              "codes_present", "word_dropping")}
+                                              "codes_present", "word_dropping", "glued_words")}
     out: dict[str, tuple[float, int, int]] = {}
     # brand-only and category-only queries
     brands = Counter(p["brand"] for p in products if p.get("brand"))
@@ -293,12 +296,44 @@ def measure_defaults(engine, products: list[dict], verbose: bool = False) -> dic
         if not good:
             fails["word_dropping"].append((q, r.dropped_words, top[:60]))
     out["word_dropping"] = (ok / n_q if n_q else 1.0, ok, n_q)
+    out["glued_words"] = _glued_words(engine, products, stops, an, holders, fails)
     if verbose:
         for k, fl in fails.items():
             print(f"-- {k} failures ({len(fl)}):")
             for f in fl[:12]:
                 print("   ", f)
     return out
+
+
+def _glued_words(engine, products: list[dict], stops: set[str], an, holders: dict[str, set[int]],
+                 fails: dict[str, list]) -> tuple[float, int, int]:
+    """The glued-words class (see the module docstring): (rate, successes, queries)."""
+    rng = random.Random(13)
+    keys: dict[int, str] = {}
+    queries: dict[int, str] = {}
+    for i, p in enumerate(products):
+        q = model_query(p)
+        if q:
+            queries[i], keys[i] = q, key_of(q)
+    ok = n_q = 0
+    for i in rng.sample(sorted(queries), 400):
+        words = queries[i].split()
+        pairs = [k for k in range(len(words) - 1)
+                 if all(w.isalpha() and len(w) >= 3 and w.lower() not in stops for w in words[k:k + 2])]
+        if not pairs:
+            continue
+        k = rng.choice(pairs)
+        glued = words[k] + words[k + 1]
+        if len(holders.get(an.normalize(glued.lower()), ())) >= 8:
+            continue  # a word of its own ("smartwatch"): not this class
+        q = " ".join(words[:k] + [glued] + words[k + 2:])
+        r = engine.search(Query(q=q + " ", fields=ENGINE_FIELDS, limit=10))
+        n_q += 1
+        good = any(int(h.id) == i or keys.get(int(h.id)) == keys[i] for h in r.hits)
+        ok += good
+        if not good:
+            fails["glued_words"].append((q, [h.document["name"][:60] for h in r.hits[:2]], products[i]["name"][:60]))
+    return (ok / n_q if n_q else 1.0, ok, n_q)
 
 
 def real_queries_empty(engine) -> tuple[int, int, list[str]]:

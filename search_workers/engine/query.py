@@ -15,6 +15,8 @@ Scoring (per shard, comparable across shards, see ``search.py``):
   (0.9; a key of one or more words satisfies every clause of its span), prefix expansions of
   the last atom (0.8), 1-typo (0.55) and 2-typo (0.35) expansions (Damerau/OSA distance
   through the term dictionary's deletion index; a typo on the first letter counts as two).
+* a word found in fewer than TYPO_WORD_THRESHOLD documents as typed is also tried as two
+  consecutive words ("applewatch": "Apple Watch", :func:`split_alternatives`, factor 0.9).
 * the atoms of a model code ("s8", "sm-g930", "6s": :func:`code_atoms`) have no exact
   alternative of their own: the code matches glued, or as consecutive words ("S 5", from the
   proximity rows: :func:`phrase_postings`), never as the ``8`` of "8GB".
@@ -31,8 +33,10 @@ Scoring (per shard, comparable across shards, see ``search.py``):
   field): ``iphone 7`` in the name beats ``iphone`` in the name and ``7`` in the description.
 * proximity: among the PROXIMITY_WINDOW best documents (a fixed window, so paging stays
   consistent), up to +30 % for the share of adjacent query words found adjacent, in order, in
-  the first 24 words of a field (weighted by the field): "iphone 6s 16gb" ranks
-  "iPhone 6s 16GB" above "iPhone 6s Plus 16GB".
+  the first 24 words of a field (the best field, whatever its weight): "iphone 6s 16gb" ranks
+  "iPhone 6s 16GB" above "iPhone 6s Plus 16GB"; and up to 3 % more (COVERAGE_SHARE) for the
+  share of that field's words that are query words (exactness: "Case for iPhone 6" above
+  "Wrap Case for iPhone 6").
 * a query naming a value of a queried keyword field (a brand, a category) multiplies the
   score of the documents holding it by ``1 + KEYWORD_VALUE_BONUS * share**2`` (the share of the
   query's words the value covers): :func:`keyword_value_bonus`.
@@ -66,6 +70,7 @@ F_EXACT = 1.0
 F_JOIN = 1.0
 F_PHRASE = 0.95  # a code spelled apart ("S 5" for "s5"): just below the code as typed
 F_SYN = 0.9
+F_SPLIT = 0.9  # a word typed glued, found as two ("applewatch": "Apple Watch")
 F_PREFIX = 0.8
 F_TYPO1 = 0.55
 F_TYPO2 = 0.35
@@ -84,11 +89,18 @@ TYPO_QUERY_THRESHOLD = 8
 KEYWORD_VALUE_BONUS = 1.0
 #: a model code of up to this many atoms also matches them as consecutive words ("s5": "S 5")
 MAX_PHRASE = 3
+#: a word of this many letters found rarely as typed is also tried as two words ("applewatch"),
+#: each of at least SPLIT_MIN_PART letters, the MAX_SPLITS most frequent pairs
+SPLIT_MIN_LEN = 5
+SPLIT_MIN_PART = 2
+MAX_SPLITS = 2
 #: letters a model code starts with ("s8", "sm-g930", "j1"), see :func:`code_atoms`
 CODE_MAX_LETTERS = 2
 SAME_FIELD_BONUS = 0.5
 PROXIMITY_BONUS = 0.3
 PROXIMITY_WINDOW = 1000
+#: part of the proximity bonus for the share of a field's words that are query words
+COVERAGE_SHARE = 0.1
 OTHER_FIELDS_FACTOR = 0.2
 #: masks of long posting lists kept per shard (broad words: candidates and relaxation)
 MASK_CACHE_BYTES = 16 << 20
@@ -238,6 +250,7 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
     trailing_space = text[-1:].isspace()
     clauses: list[Clause] = []
     last = len(atoms) - 1
+    raw_forms = [fold(a.raw) for a in atoms]
     stops = an.stop_words
     for i, a in enumerate(atoms):
         deadline.check()  # typo expansion of a long word walks thousands of deletion keys
@@ -290,6 +303,12 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
             if joined in td and joined not in {x.norm for x in atoms[i:j]}:
                 for k in range(i, j):
                     clauses[k].alts.append(Alt((joined,), F_JOIN, "join"))
+    # a word typed glued ("applewatch", "earbuds" typed for "ear buds"): its two halves as
+    # consecutive words, when the word as typed is rare (Meilisearch's word splitting)
+    for i, a in enumerate(atoms):
+        if (i not in codes and not a.numeric and len(a.raw) >= SPLIT_MIN_LEN
+                and max(td.get(a.norm, 0), td.get(raw_forms[i], 0)) < TYPO_WORD_THRESHOLD):
+            clauses[i].alts.extend(split_alternatives(td, an, raw_forms[i]))
     # a model code: its atoms as adjacent words too ("s5" finds "Galaxy S 5"), and the whole part
     # it is in ("a1b2c3", "k8pin4fb": more atoms than the glued spans reach)
     parts: dict[int, list[int]] = {}
@@ -309,6 +328,20 @@ def build_clauses(idx: MemIndex, text: str, typo: Typo, synonyms: Mapping[str, S
     if synonyms:
         add_synonyms(clauses, atoms, synonyms, an, td)
     return clauses
+
+
+def split_alternatives(td: Mapping[str, int], an: TextAnalyzer, word: str) -> list[Alt]:
+    """A word as two consecutive words of the shard ("applewatch": "apple watch"): the splits
+    into two words of SPLIT_MIN_PART+ letters that are both terms, the most frequent pair
+    first (by the rarer word), at most MAX_SPLITS. They match as a phrase (consecutive words,
+    :func:`phrase_postings`), so a split whose halves are never found together finds nothing."""
+    found = []
+    for k in range(SPLIT_MIN_PART, len(word) - SPLIT_MIN_PART + 1):
+        left, right = an.normalize(word[:k]), an.normalize(word[k:])
+        df = min(td.get(left, 0), td.get(right, 0))
+        if df:
+            found.append((-df, k, left, right))
+    return [Alt((left, right), F_SPLIT, "phrase") for _, _, left, right in heapq.nsmallest(MAX_SPLITS, found)]
 
 
 def add_synonyms(clauses: list[Clause], atoms: Sequence[QueryAtom],
@@ -746,17 +779,24 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
 
 
 def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping[str, FieldWeight]) -> np.ndarray | None:
-    """Per candidate in [0, 1]: share of adjacent query-word pairs found adjacent and in order in
-    a field (the first POSITIONS words of it), weighted by the field's weight."""
+    """Per candidate in [0, 1 + COVERAGE_SHARE], the best of the queried fields (with a weight
+    above 0): the share of adjacent query-word pairs found adjacent and in order in the field (its
+    first POSITIONS words), plus COVERAGE_SHARE times the share of the field's words that are
+    query words (Meilisearch's exactness, Typesense's verbatim match, as a degree: of two names
+    holding the query as a phrase, the one with fewer other words - "Case for iPhone 6" over
+    "Wrap Case for iPhone 6" - is the closer match).
+
+    How closely the words are found together does not depend on the field's weight (Algolia's
+    proximity: the best attribute), the field scores do: a document holding "Wireless Chargers"
+    as its category is as close a match of that query as one naming "Wireless Charger"."""
     chunks = CHUNK_RE.findall(text)[:MAX_ATOMS]
     if len(chunks) < 2 or not len(cands):
         return None
-    wmax = max(float(c.weight) for c in fields.values())
     best = np.zeros(len(cands), dtype=np.float32)
     npairs = len(chunks) - 1
     for fname, fc in fields.items():
         pos = idx.pos.get(fname)
-        if pos is None:
+        if pos is None or fc.weight <= 0:
             continue
         an = idx.field_an.get(fname, idx.analyzer)
         qids = [idx.chunk_ids.get(an.chunk_main(c), -2) for c in chunks]  # -2: a word in no document
@@ -765,7 +805,8 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping
             continue
         # rows laid end to end: word b right after word a, not across two rows
         width = pos.shape[1]
-        flat = np.take(pos, cands, axis=0).ravel()
+        rows = np.take(pos, cands, axis=0)
+        flat = rows.ravel()
         eqs = {q: flat == q for q in {q for pair in pairs for q in pair}}
         cnt = np.zeros(len(cands), dtype=np.float32)
         adj = np.zeros(len(flat), dtype=bool)
@@ -773,7 +814,17 @@ def proximity_bonus(idx: MemIndex, text: str, cands: np.ndarray, fields: Mapping
             np.logical_and(eqs[a][:-1], eqs[b][1:], out=adj[:-1])
             adj[width - 1::width] = False
             cnt += _rows_any(adj, width)
-        np.maximum(best, cnt * np.float32(float(fc.weight) / wmax / npairs), out=best)
+        cnt *= np.float32(1.0 / npairs)
+        if COVERAGE_SHARE:
+            # the field's words that are query words, of its words (a row ends at its first -1)
+            qset = {q for q in qids if q >= 0}
+            for q in qset - eqs.keys():
+                eqs[q] = flat == q
+            inq = np.logical_or.reduce([eqs[q] for q in qset])
+            own = np.count_nonzero(inq.reshape(-1, width), axis=1)
+            words = np.count_nonzero(rows >= 0, axis=1)
+            cnt += np.float32(COVERAGE_SHARE) * (own / np.maximum(words, 1)).astype(np.float32)
+        np.maximum(best, cnt, out=best)
     return best
 
 
