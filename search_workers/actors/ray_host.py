@@ -20,6 +20,43 @@
   for how the control plane re-feeds it.
 * A host that did not open a generation itself (another API process did) finds its actors by
   name (``list_named_actors``) on first use.
+* Searches take :meth:`RayHost.search_here` (the caller's loop, one call per shard, answers as
+  msgpack bytes) and fall back to :meth:`BaseHost.search` (the host loop: fail-over, retries,
+  revival) whenever it declines.
+
+What a search costs, and what limits growth on several machines
+===============================================================
+Measured on one 2-core machine (100k products, 2 shards, storefront profile, no HTTP): the engine
+work is the same in an actor as in-process (~1.0 ms per shard, ~1.25 ms when each search arrives
+cold as one call), but every actor call adds Ray's own work - two no-op calls fanned out cost
+1.5-1.9 ms CPU (submission, the caller's and the actor's IO threads, the task's execution
+machinery, task events), and an answer of 20 documents cost ~0.1 ms more each way when pickled.
+So Ray mode pays a fixed ~0.7-0.8 ms of CPU per shard per search on top of the in-process cost,
+half in the API process and half in the actor; on one machine that is the whole difference, since
+both modes share the cores. It is the price of what in-process cannot do:
+
+* Read capacity grows with replicas and nodes (every search asks one replica of every shard), but
+  the per-search cost grows with the number of shards: each shard is one more call, ~0.4 ms more
+  CPU in the API process and ~0.4 ms in an actor, and one more chance to wait for the slowest (the
+  fan-out's latency is the maximum of the shards'). Shard for size (memory per actor, engine time
+  per shard), not for speed; add replicas for read traffic.
+* The API processes are Ray drivers: each holds a core worker with its threads and a connection
+  to the GCS, and spends ~0.5 ms CPU per shard call; the merge (hits, facet counts) is theirs too,
+  growing with shards x facet values. The API tier must grow with the search rate.
+* The head node's GCS is one process: actor creation, name lookups (``list_named_actors`` on
+  first use in every API process), node liveness, and the task events every call reports. At a
+  cluster-wide rate of thousands of calls per second those events are a central load;
+  ``enable_task_events=False`` on the search method is the lever (not measured here).
+* Across machines a search also pays a network round trip per shard (in parallel), and every shard
+  ships its whole top page (20 documents, ~10 KB) of which the merge keeps 1/shards. Fetching
+  documents and highlights in a second phase for the merged page only would halve the decoding
+  and the bytes with two shards, but costs a second call to (typically) every shard; on one
+  machine that is ~+1.5 ms for ~-0.2 ms saved, so the single phase stays (it pays only with
+  many shards, big pages or big documents over a slow network).
+* Placement is static: hard node affinity chosen at ``open`` (``num_cpus=0`` actors, so Ray does
+  not balance them by load); a node that leaves costs its replicas a rebuild from the database
+  (memory only is fast; see ``_revive``); a hot shard cannot be split - resharding is a full
+  rebuild. Scores use per-shard statistics (see :mod:`search_workers.merge`).
 """
 
 from __future__ import annotations
@@ -42,7 +79,7 @@ from search_workers.merge import merge_answers
 from shared.contract import Answer, Query, ShardSpec, shard_query
 from shared.routing import shard_hash
 
-from .factory import NAMESPACE, actor_name, parse_actor_name, shard_actor, unpack_answer
+from .factory import NAMESPACE, actor_name, pack_query, parse_actor_name, shard_actor, unpack_answer
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +203,7 @@ class RayHost(BaseHost):
         rows = self._handles.get((index_id, generation))
         if rows is None:
             return None
-        sq = shard_query(query)
+        sq = pack_query(shard_query(query))
         turn = next(self._rr)
         try:
             refs = [row[turn % len(row)].search_packed.remote(sq) for row in rows]

@@ -1,0 +1,47 @@
+"""ShardBridge.search with a host that has a fast path (Ray's ``search_here``): the fast answer is
+used when there is one, the host loop's ``search`` otherwise, and both run where they should."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from control_plane.shard import ShardBridge
+from search_workers.host import BaseHost
+from shared.contract import Answer, Query
+from shared.settings import Settings
+from tests.queries import Q
+
+
+class FastPathHost(BaseHost):
+    """A host whose fast path answers queries with a non-empty ``q`` and declines the others."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str, str]] = []  # (method, q, thread)
+
+    async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:
+        self.calls.append(("search_here", query.q, threading.current_thread().name))
+        return Answer(total=1) if query.q else None
+
+    async def search(self, index_id: str, generation: int, query: Query) -> Answer:
+        self.calls.append(("search", query.q, threading.current_thread().name))
+        return Answer(total=2)
+
+
+async def test_bridge_uses_the_fast_path_and_falls_back_to_the_host_loop(tmp_path):
+    host = FastPathHost()
+    bridge = ShardBridge(Settings(data_dir=tmp_path), host)
+    try:
+        here = threading.current_thread().name
+        assert (await bridge.search("idx", 1, Q({"q": "red"}))).total == 1
+        assert host.calls == [("search_here", "red", here)]  # on the caller's loop, nothing else
+        host.calls.clear()
+        assert (await bridge.search("idx", 1, Q({"q": ""}))).total == 2
+        assert host.calls == [("search_here", "", here), ("search", "", "shard-host-loop")]
+        # from another loop (another thread) too
+        host.calls.clear()
+        assert await asyncio.to_thread(lambda: asyncio.run(bridge.search("idx", 1, Q({"q": "x"})))) == Answer(total=1)
+        assert [c[0] for c in host.calls] == ["search_here"] and host.calls[0][2] != here
+    finally:
+        bridge.close()
