@@ -107,13 +107,15 @@ MASK_CACHE_BYTES = 16 << 20
 #: characters of a field value highlighted: the rest of a longer value is left out of the highlight
 HIGHLIGHT_MAX_CHARS = 10_000
 _EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
+_GUESSES = ("typo", "split")  # alternatives guessing what was meant (relaxation drops them first)
 
 
 @dataclass
 class Alt:
     terms: tuple[str, ...]  # one term, or several (multi-word synonym: all must match)
     factor: float
-    kind: str  # exact | join | syn | prefix | typo | phrase (consecutive words, see phrase_postings)
+    kind: str  # exact | join | syn | prefix | typo | phrase (consecutive words, see phrase_postings) | split
+    # (a word typed glued, as two consecutive words: a guess at what was meant, like a typo)
 
 
 @dataclass
@@ -341,7 +343,7 @@ def split_alternatives(td: Mapping[str, int], an: TextAnalyzer, word: str) -> li
         df = min(td.get(left, 0), td.get(right, 0))
         if df:
             found.append((-df, k, left, right))
-    return [Alt((left, right), F_SPLIT, "phrase") for _, _, left, right in heapq.nsmallest(MAX_SPLITS, found)]
+    return [Alt((left, right), F_SPLIT, "split") for _, _, left, right in heapq.nsmallest(MAX_SPLITS, found)]
 
 
 def add_synonyms(clauses: list[Clause], atoms: Sequence[QueryAtom],
@@ -441,7 +443,7 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, Fiel
             for a in c.alts:
                 if (not use_typo and a.kind == "typo") or (not use_prefix and a.kind == "prefix"):
                     continue
-                if a.kind == "phrase":
+                if a.kind in ("phrase", "split"):
                     ph = phrase_postings(idx, fname, a.terms)
                     if ph is not None:
                         present.append((a, [ph]))
@@ -468,7 +470,7 @@ def _plain_docs(idx: MemIndex, fps: list[FieldPlan], enough: int) -> int:
     """Documents a clause finds without typos (exact, glued, prefix alternatives), counted
     exactly only below ``enough``."""
     arrays = [ps[0].docs for fp in fps if fp.weight > 0 for a, ps in fp.present
-              if a.kind in ("exact", "join", "prefix", "phrase")]
+              if a.kind in ("exact", "join", "prefix", "phrase", "split")]
     if not arrays:
         return 0
     sizes = [len(d) for d in arrays]
@@ -658,9 +660,10 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     ``base``.
 
     Words matching nothing go first; then stop words ("under", "for"; with a number right after
-    one, both at once: "under 200" is a price), then bare numbers found only as typed (no glued or synonym alternative)
-    and words found mostly as typo variants, then the most common words. Returns the clauses kept and the live slots matching all of
-    them (filters aside: facets count disjunctively). Word membership is a mask over the shard
+    one, both at once: "under 200" is a price), then bare numbers found only as typed (no glued or
+    synonym alternative) and words found mostly as typo variants or split ("applewatch"), then the
+    most common words. Returns the clauses kept and the live slots matching all of them (filters
+    aside: facets count disjunctively). Word membership is a mask over the shard
     per clause, exactly the docs the clause scores above zero in: which words to drop is decided
     by counting, and only the survivors get scored."""
     masks = []
@@ -672,12 +675,12 @@ def relax_clauses(idx: MemIndex, plans: list[list[FieldPlan]], base: np.ndarray 
     rank = []
     for i, fps in enumerate(plans):
         r = _drop_class(clauses[i] if clauses else None, fps)
-        if r == 0 and counts[i] and any(a.kind == "typo" for fp in fps for a, _ in fp.present):
-            plain = [FieldPlan(fp.field, fp.weight, fp.idf, [(a, ps) for a, ps in fp.present if a.kind != "typo"])
+        if r == 0 and counts[i] and any(a.kind in _GUESSES for fp in fps for a, _ in fp.present):
+            plain = [FieldPlan(fp.field, fp.weight, fp.idf, [(a, ps) for a, ps in fp.present if a.kind not in _GUESSES])
                      for fp in fps]
             m = clause_mask(idx, plain)
             if int(np.count_nonzero(m if base is None else m & base)) * 2 < counts[i]:
-                r = 1  # found mostly as typo variants: a guess at what was meant
+                r = 1  # found mostly as typo variants or split: a guess at what was meant
         rank.append(r)
     while kept:
         both = masks[kept[0]].copy()

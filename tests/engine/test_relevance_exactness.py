@@ -113,3 +113,11 @@ def test_words_found_together_count_in_any_field(shop):
     # "Wireless Charger" in a name, "Wireless Chargers" as a category: both the query as a phrase
     assert near.min() >= 1.0
     assert query.COVERAGE_SHARE > 0 and near.max() <= 1.0 + query.COVERAGE_SHARE
+
+
+def test_a_split_is_a_guess_dropped_before_real_words(shop):
+    e, _ = shop
+    # no product is both: like a word found only as typo variants, the split word goes first
+    ans = search(e, "applewatch speaker ")
+    assert ans.relaxed and ans.dropped_words == ["applewatch"]
+    assert names(ans) and all("Speaker" in n for n in names(ans))
