@@ -102,3 +102,16 @@ def test_meta_document_stays_unique_through_flushes_and_reopens(tmp_path, small_
         metas = list(s.documents(docid=ws.META_ID))
     assert len(metas) == 1 and orjson.loads(metas[0]["meta"])["appliedSeq"] == seq
     assert _live(path) == sorted([_doc(7, 2), _doc(8)])
+
+
+def test_ids_are_inlined_in_the_terms_table(tmp_path):
+    """A term with one posting (every id) needs no posting block; lookups read it from the terms table."""
+    path = str(tmp_path)
+    ix = ws.create_index(path, ws.make_schema())
+    _commit(ix, [("add", *_doc(i)) for i in range(50)], 50)
+    with ws.open_index(path).searcher() as s:
+        assert s.reader().term_info("docid", "d7").is_inlined()
+        assert orjson.loads(s.document(docid="d7")["src"])["name"] == "product 7"
+    _commit(ws.open_index(path), [("update", *_doc(7, 3)), ("delete", "d8")], 51)
+    live = dict(_live(path))
+    assert orjson.loads(live["d7"])["v"] == 3 and "d8" not in live and len(live) == 49
