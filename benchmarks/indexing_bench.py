@@ -58,15 +58,27 @@ def main() -> int:
 
 
 def _processes(pid: int) -> list[tuple[str, psutil.Process]]:
-    """The server and its children, named by role (the Whoosh helper runs ``persist._child_main``)."""
+    """The server and its children, named by role: the Whoosh helper runs ``persist._child_main``;
+    its parent is the serving process that owns the shard files and runs the task runner (primary),
+    the other serving processes follow the database (followers)."""
     proc = psutil.Process(pid)
     out = [("server", proc)]
+    helpers: dict[int, psutil.Process] = {}
+    others: list[tuple[psutil.Process, str]] = []
     for child in proc.children(recursive=True):
         try:
             cmd = " ".join(child.cmdline())
+            if "persist import _child_main" in cmd:
+                helpers[child.ppid()] = child
+            else:
+                others.append((child, cmd))
         except psutil.Error:
             continue
-        out.append(("whoosh helper" if "persist import _child_main" in cmd else f"child {child.pid}", child))
+    for child, cmd in others:
+        if child.pid in helpers:
+            out += [("primary", child), ("whoosh helper", helpers[child.pid])]
+        else:
+            out.append(("follower" if "spawn_main" in cmd else f"child {child.pid}", child))
     return out
 
 
