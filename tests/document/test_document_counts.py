@@ -2,7 +2,7 @@
 through uploads that replace held documents, deletes, re-uploads of deleted ids, flushes and replace
 commits, and read by the document tasks instead of counting the rows."""
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from control_plane.document import repository
 from control_plane.document.models import DocumentCount
@@ -83,7 +83,7 @@ def test_an_index_without_a_kept_count_is_counted(app, client):
     iid = index["id"]
     upload(client, tenant, iid, products(6))
     with app.state.runtime.sessions.begin() as db:
-        db.execute(DocumentCount.__table__.delete().where(DocumentCount.index_id == iid))
+        db.execute(delete(DocumentCount).where(DocumentCount.index_id == iid))
     with app.state.runtime.sessions() as db:
         assert repository.live_count(db, iid) == 6
     upload(client, tenant, iid, products(3, start=4))  # p4, p5 held, p6 new
