@@ -30,8 +30,9 @@ Measured on one 2-core machine (100k products, 2 shards, storefront profile, no 
 work is the same in an actor as in-process (~1.0 ms per shard, ~1.25 ms when each search arrives
 cold as one call), but every actor call adds Ray's own work - two no-op calls fanned out cost
 1.5-1.9 ms CPU (submission, the caller's and the actor's IO threads, the task's execution
-machinery, task events), and an answer of 20 documents cost ~0.1 ms more each way when pickled.
-So Ray mode pays a fixed ~0.7-0.8 ms of CPU per shard per search on top of the in-process cost,
+machinery, task events), and an answer of 20 documents cost ~0.1 ms more each way when pickled
+(now msgpack, ~5 us). So Ray mode pays a fixed ~0.7-0.8 ms of CPU per shard per search on top of
+the in-process cost,
 half in the API process and half in the actor; on one machine that is the whole difference, since
 both modes share the cores. It is the price of what in-process cannot do:
 
@@ -41,14 +42,14 @@ both modes share the cores. It is the price of what in-process cannot do:
   fan-out's latency is the maximum of the shards'). Shard for size (memory per actor, engine time
   per shard), not for speed; add replicas for read traffic.
 * The API processes are Ray drivers: each holds a core worker with its threads and a connection
-  to the GCS, and spends ~0.5 ms CPU per shard call; the merge (hits, facet counts) is theirs too,
+  to the GCS, and spends ~0.4 ms CPU per shard call; the merge (hits, facet counts) is theirs too,
   growing with shards x facet values. The API tier must grow with the search rate.
 * The head node's GCS is one process: actor creation, name lookups (``list_named_actors`` on
-  first use in every API process), node liveness, and the task events every call reports. At a
-  cluster-wide rate of thousands of calls per second those events are a central load;
-  ``enable_task_events=False`` on the search method is the lever (not measured here).
+  first use in every API process), node liveness, and the task events calls report. Search calls
+  report none (``ShardActor.search_packed``: ~0.2 ms CPU less per two-shard search here, and no
+  central load growing with the search rate); applies, opens and probes still do.
 * Across machines a search also pays a network round trip per shard (in parallel), and every shard
-  ships its whole top page (20 documents, ~10 KB) of which the merge keeps 1/shards. Fetching
+  ships its whole top page (20 documents, ~9 KB) of which the merge keeps 1/shards. Fetching
   documents and highlights in a second phase for the merged page only would halve the decoding
   and the bytes with two shards, but costs a second call to (typically) every shard; on one
   machine that is ~+1.5 ms for ~-0.2 ms saved, so the single phase stays (it pays only with
@@ -121,8 +122,10 @@ class RayHost(BaseHost):
         os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         if address == "local":
+            # address="local": a new instance even when a `ray start` cluster runs on this machine
+            # (an address-less ray.init() joins that one, and then refuses num_cpus)
             if not ray.is_initialized():
-                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace,
+                ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace,
                          log_to_driver=False)
             return cls(shards_dir, namespace=namespace, detached=False, owns_ray=True)
         if not ray.is_initialized():
@@ -135,7 +138,8 @@ class RayHost(BaseHost):
         ``SHOPSEARCH_RAY_ADDRESS=local``); its address. It lives as long as this process."""
         os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace, log_to_driver=False)
+        ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace,
+                 log_to_driver=False)
         return str(ray.get_runtime_context().gcs_address)
 
     # -- primitives ----------------------------------------------------------------------
