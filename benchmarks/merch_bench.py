@@ -7,11 +7,11 @@
    the storefront profile (``common.STOREFRONT_PROFILE``), as ``search_bench`` does.
 2. Builds ``--synonyms`` synonyms and ``--rules`` rules, one of two sets (``--set``):
 
-   - ``merchant`` (default): what a shop writes. Synonyms among the words that tell one category
-     of the catalog from the others ("headphones, earbuds, earphones"; oneway from such a word to
-     its category's name); rules on its most popular queries as typed ("is": pins, boosts,
-     banners, redirects), on brand names ("contains": boost the brand) and on first words
-     ("startsWith": added filters), some with validity windows.
+   - ``merchant`` (default): what a shop writes. Synonyms between spellings of the same thing
+     (two-word names glued and hyphenated, brand names without punctuation, shoppers'
+     misspellings); rules on its most popular queries as typed ("is": pins, boosts, banners,
+     redirects), on brand names ("contains": boost the brand) and on first words ("startsWith":
+     added filters), some with validity windows.
    - ``dense``: a stress set. Multiway groups of random common query words (so "case" may reach
      "tv"), and rules on single popular words with every anchoring: nearly every query is
      rewritten, and each synonym makes a word search two or three unrelated common words.
@@ -47,62 +47,39 @@ from benchmarks.search_bench import ORIGIN, load, measured, report, word_combina
 from control_plane.rule.matching import RuleSet, compile_rule
 from control_plane.synonym.matching import SynonymSet
 from control_plane.synonym.solr import render
+from shared.text import match_key
 
 _WORD = re.compile(r"[a-z][a-z0-9'-]+")
 STOP = {"with", "from", "your", "this", "that", "black", "white", "silver", "blue", "pink", "gold", "gray", "grey",
         "green", "purple", "orange", "yellow", "brown", "red"}
 
 
-def category_words(docs: list[dict[str, Any]], per_category: int = 12) -> dict[str, list[str]]:
-    """Per category (a product's most specific one): the name words found mostly there (in 2+ of its
-    products, and at least half the products holding the word are in it), the most frequent first."""
-    df: Counter[str] = Counter()
-    by_category: dict[str, Counter[str]] = {}
-    for d in docs:
-        words = {w for w in _WORD.findall(d["name"].lower()) if len(w) > 3 and w not in STOP}
-        df.update(words)
-        if d.get("categories"):
-            by_category.setdefault(d["categories"][-1], Counter()).update(words)
-    out: dict[str, list[str]] = {}
-    for c, counts in by_category.items():
-        ranked = sorted((w for w in counts if counts[w] >= 2 and 2 * counts[w] >= df[w]), key=lambda w: (-counts[w], w))
-        if ranked:
-            out[c] = ranked[:per_category]
-    return out
-
-
 def merchant_synonyms(n: int, docs: list[dict[str, Any]], seed: int = 7) -> list[dict[str, Any]]:
-    """What a shop writes: words of one category as equivalents (a word in at most three entries),
-    oneway from such a word to the name of its category; then, up to ``n``, the misspellings its
-    shoppers type ("samsng" -> "samsung") for the catalog's name words, most frequent first."""
+    """What a shop writes: equivalent spellings, not related words. Two-word names of the catalog
+    glued and hyphenated ("screen protector, screenprotector, screen-protector"), brand names spelled
+    without their punctuation ("case-mate, casemate"), and misspellings its shoppers type, oneway
+    ("samsng => samsung"); the most frequent first."""
     rng = random.Random(seed)
     catalog = docs[:3291]
-    words = category_words(catalog)
-    categories = sorted(c for c, ws in words.items() if len(ws) >= 2)
-    uses: Counter[str] = Counter()
+    names = [_WORD.findall(d["name"].lower()) for d in catalog]
+    bigrams = Counter((a, b) for ws in names for a, b in zip(ws, ws[1:], strict=False)
+                      if a.isalpha() and b.isalpha() and len(a) > 2 and len(b) > 2 and STOP.isdisjoint((a, b)))
+    df = Counter(w for ws in names for w in set(ws) if len(w) > 4 and w.isalpha())
+    brands = sorted({b.lower() for d in catalog if (b := d.get("brand")) and re.search(r"[-'& .]", b)})
     out: list[dict[str, Any]] = []
-    for _ in range(20 * n):
-        if len(out) >= n // 2:
-            break
-        category = rng.choice(categories)
-        free = [w for w in words[category] if uses[w] < 3]
-        if len(free) >= 2 and rng.random() < 0.7:
-            terms = rng.sample(free, min(len(free), rng.choice((2, 2, 3))))
-            entry: dict[str, Any] = {"type": "multiway", "terms": terms}
-        elif free:
-            terms = [rng.choice(free)]
-            entry = {"type": "oneway", "input": terms[0], "synonyms": [category.lower()]}
-        else:
-            continue
-        uses.update(terms)
-        out.append(dict(entry, enabled=True))
-    df = Counter(w for d in catalog for w in set(_WORD.findall(d["name"].lower())) if len(w) > 4 and w.isalpha())
+    for brand in brands[: n // 10]:
+        out.append({"type": "multiway", "terms": [brand, re.sub(r"[-'& .]", "", brand)]})
+    for (a, b), _ in bigrams.most_common(n * 2 // 5):
+        out.append({"type": "multiway", "terms": [f"{a} {b}", f"{a}{b}", f"{a}-{b}"]})
+    for entry in out:  # spellings the analyzer already reads alike ("j5 create", "j5create") are one term
+        entry["terms"] = list({match_key(t): t for t in entry["terms"]}.values())
+    out = [e for e in out if len(e["terms"]) >= 2]
     for word, _ in df.most_common():
         if len(out) >= n:
             break
         at = rng.randrange(1, len(word) - 1)
-        out.append({"type": "oneway", "input": word[:at] + word[at + 1:], "synonyms": [word], "enabled": True})
-    return out
+        out.append({"type": "oneway", "input": word[:at] + word[at + 1:], "synonyms": [word]})
+    return [dict(e, enabled=True) for e in out[:n]]
 
 
 def merchant_rules(n: int, docs: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
