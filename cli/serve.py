@@ -7,6 +7,7 @@ import gc
 import os
 import socket
 import sys
+import weakref
 from typing import Any
 
 import typer
@@ -58,21 +59,59 @@ def worker_app() -> FastAPI:
 
 
 class FairAcceptLoop(asyncio.SelectorEventLoop):
-    """An event loop that accepts one connection per wake-up of the listening socket.
+    """An event loop that accepts one connection per wake-up of the listening socket, later the more
+    connections it already holds.
 
     The workers share one listening socket, and an event loop drains every pending connection when
     it wakes (asyncio up to the backlog, uvloop until none is left): the first worker to wake took a
     whole burst, e.g. all 4 keep-alive connections of 4 clients, and the other core sat idle (server
-    1.0 core at 4 clients). Taking one at a time leaves the next to whichever worker gets to it, and
-    a worker busy with a search is not polling, so a free one takes it."""
+    1.0 core at 4 clients). Taking one at a time was not enough: every worker wakes for each new
+    connection, and when both were idle the same one often won them all (1.03 cores measured in
+    half the runs). So a worker holding k open connections waits ``k * ACCEPT_DELAY_PER_CONNECTION``
+    before it tries: the worker with fewer takes the connection, and when the others are busy (not
+    polling) it is still taken after a millisecond or so."""
+
+    ACCEPT_DELAY_PER_CONNECTION = 0.001
+    MAX_ACCEPT_DELAY = 0.008
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._served: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+        self._deferred: set[int] = set()
+
+    def held(self) -> int:
+        """Open connections accepted by this loop."""
+        return sum(1 for t in list(self._served) if not t.is_closing())
 
     def _accept_connection(self, protocol_factory: Any, sock: Any, sslcontext: Any = None, server: Any = None,
                            backlog: int = 100, *args: Any, **kwargs: Any) -> None:
-        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kwargs)  # type: ignore[misc]
+        held = self.held()
+        fd = sock.fileno()
+        if not held or fd in self._deferred:
+            super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kwargs)  # type: ignore[misc]
+            return
+        self._deferred.add(fd)
+        self._remove_reader(fd)  # type: ignore[attr-defined]
+
+        def again() -> None:  # take it if no other worker did (an empty queue is not an error), then wait again
+            try:
+                if sock.fileno() == fd:
+                    super(FairAcceptLoop, self)._accept_connection(  # type: ignore[misc]
+                        protocol_factory, sock, sslcontext, server, 1, *args, **kwargs)
+                    if not self.is_closed() and sock.fileno() == fd:
+                        self._add_reader(fd, self._accept_connection, protocol_factory, sock,  # type: ignore[attr-defined]
+                                         sslcontext, server, backlog, *args, **kwargs)
+            finally:
+                self._deferred.discard(fd)
+
+        self.call_later(min(held * self.ACCEPT_DELAY_PER_CONNECTION, self.MAX_ACCEPT_DELAY), again)
 
     def _make_socket_transport(self, sock: socket.socket, *args: Any, **kwargs: Any) -> Any:
         # asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, and the listening
         # socket the supervisor hands over has proto 0: without it a response's second write (uvicorn
         # writes the head, then the body) waits for the client's delayed ACK, 40 ms
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return super()._make_socket_transport(sock, *args, **kwargs)  # type: ignore[misc]
+        transport = super()._make_socket_transport(sock, *args, **kwargs)  # type: ignore[misc]
+        if kwargs.get("server") is not None:
+            self._served.add(transport)
+        return transport

@@ -48,3 +48,51 @@ def test_accepts_one_per_wake_up_with_nodelay() -> None:
         assert calls and set(calls) == {1}  # never a burst per wake-up
     finally:
         loop.close()
+
+
+def test_the_worker_holding_fewer_connections_takes_the_next() -> None:
+    """Two workers' loops on one listening socket, keep-alive clients arriving one by one: they end
+    with two connections each (without the wait, the same idle worker often took all four)."""
+    import threading
+    import time
+
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(16)
+    held: dict[int, int] = {}
+    loops = [FairAcceptLoop(), FairAcceptLoop()]
+    ready = threading.Barrier(3)
+    stop = threading.Event()
+
+    def serve(k: int) -> None:
+        loop = loops[k]
+        loop.ACCEPT_DELAY_PER_CONNECTION, loop.MAX_ACCEPT_DELAY = 0.05, 0.5  # wide margins on a loaded machine
+
+        async def run() -> None:
+            server = await loop.create_server(asyncio.Protocol, sock=listening.dup())  # a worker's own fd
+            ready.wait()
+            while not stop.is_set():
+                held[k] = loop.held()
+                await asyncio.sleep(0.005)
+            server.close()
+
+        loop.run_until_complete(run())
+        loop.close()
+
+    threads = [threading.Thread(target=serve, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    clients = []
+    try:
+        for _ in range(4):
+            clients.append(socket.create_connection(listening.getsockname()))
+            time.sleep(0.3)
+        assert sorted(held.values()) == [2, 2]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(5)
+        for c in clients:
+            c.close()
+        listening.close()
