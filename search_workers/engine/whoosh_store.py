@@ -319,6 +319,18 @@ def _write_postings(fw: Any, schema: Any, lengths: Any, terms: Any) -> None:
         fw.finish_field()
 
 
+def _file_posting(
+    terms: dict[tuple[str, bytes], Any], key: tuple[str, bytes], docnum: int, weight: float, vbytes: bytes
+) -> None:
+    """One posting filed in memory under its (field, term), written sorted at commit."""
+    p: Any = terms.get(key)
+    if p is None:
+        p = terms[key] = ([], [], [])
+    p[0].append(docnum)
+    p[1].append(weight)
+    p[2].append(vbytes)
+
+
 def fast_writer(ix: Any, limitmb: int = 128) -> Any:
     """A Whoosh ``SegmentWriter`` writing the same files, with an in-memory posting pool, the field
     lengths captured as documents are added (see :class:`_ListPool`, :class:`_Lengths`) and an
@@ -365,13 +377,7 @@ def fast_writer(ix: Any, limitmb: int = 128) -> Any:
                     if scorable:
                         length += freq
                     if terms is not None:
-                        key = (fieldname, tbytes)
-                        p = terms.get(key)
-                        if p is None:
-                            p = terms[key] = ([], [], [])
-                        p[0].append(docnum)
-                        p[1].append(weight)
-                        p[2].append(vbytes)
+                        _file_posting(terms, (fieldname, tbytes), docnum, weight, vbytes)
                     else:
                         w.pool.add((fieldname, tbytes, docnum, weight, vbytes))
             pdw.add_field(fieldname, field, value if field.stored else None, length)
@@ -485,13 +491,7 @@ def _copy_segment(writer: Any, reader: Any) -> bool:
             doc_id = loads(zlib.decompress(raw)).get("docid")
             if doc_id is not None:
                 for tbytes, _freq, weight, vbytes in field.index(doc_id):
-                    key = ("docid", tbytes)
-                    p = terms.get(key)
-                    if p is None:
-                        p = terms[key] = ([], [], [])
-                    p[0].append(docnum_new)
-                    p[1].append(weight)
-                    p[2].append(vbytes)
+                    _file_posting(terms, ("docid", tbytes), docnum_new, weight, vbytes)
         pdw.finish_doc()
         writer.docnum += 1
     writer._added = True
