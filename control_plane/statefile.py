@@ -1,7 +1,8 @@
 """Shared state for several serving processes on one machine without Redis: a small SQLite file.
 
 ``shopsearch serve --workers N`` on the embedded default runs N processes that must agree on what
-one process alone keeps in memory: index epochs, revocations and rate-limit counters. They share
+one process alone keeps in memory: index epochs, revocations and rate-limit counters; and they pass
+each other computed search answers (:mod:`control_plane.search.cache`). They share
 ``DATA_DIR/state.db`` (WAL, no fsync: the values are caches and counters, rebuilt or harmlessly
 reset after a power loss). Kept apart from the main database so a point read or a counter update
 never waits behind a bulk document insert holding that database's write lock.
@@ -23,6 +24,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL, expires REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS entries (key TEXT NOT NULL, at REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS entries_key_at ON entries (key, at)",
+    "CREATE TABLE IF NOT EXISTS answers (key BLOB PRIMARY KEY, total INTEGER NOT NULL, body BLOB NOT NULL, "
+    "expires REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS answers_expires ON answers (expires)",
 )
 
 

@@ -2,11 +2,19 @@
 
 Keys hold the index's epoch (bumped when shards reflect a task or configuration changes, see
 ``control_plane.epochs``), the resolved profile version and the normalized request.
+
+Each serving process keeps its own cache in memory. Several processes of one machine without Redis
+(``serve --workers N`` on the embedded default) also pass each other what they computed through the
+machine's state file (:class:`SharedAnswers`): a connection's requests land on one process, so
+without it every popular query was computed once per process (measured on the search bench's real
+query mix with 2 processes: 5,040 computations where 3,687 distinct requests needed computing).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -14,14 +22,63 @@ from typing import Any
 
 import orjson
 
+from control_plane.statefile import StateFile
+
+log = logging.getLogger(__name__)
+
+
+class SharedAnswers:
+    """Computed answers in the machine's :class:`StateFile`, for every serving process.
+
+    A read is one primary-key lookup (~10-20 us), a write one small transaction (no fsync); both
+    count as a miss on any SQLite error (a locked file must not fail a search). At most
+    ``max_entries`` are kept: every ``SWEEP_EVERY`` writes, expired rows and the oldest beyond it go."""
+
+    SWEEP_EVERY = 256
+
+    def __init__(self, file: StateFile, max_entries: int = 20_000, ttl_seconds: float = 300.0) -> None:
+        self.file = file
+        self.max_entries = max_entries
+        self.ttl = ttl_seconds
+        self._writes = 0
+
+    def get(self, key: bytes) -> tuple[bytes, int] | None:
+        try:
+            row = self.file.connection().execute(
+                "SELECT body, total FROM answers WHERE key = ? AND expires >= ?", (key, time.time())).fetchone()
+        except sqlite3.Error as exc:
+            log.debug("shared answer not read: %r", exc)
+            return None
+        return None if row is None else (bytes(row[0]), int(row[1]))
+
+    def put(self, key: bytes, body: bytes, total: int) -> None:
+        try:
+            with self.file.connection() as db:
+                db.execute("INSERT OR REPLACE INTO answers (key, total, body, expires) VALUES (?, ?, ?, ?)",
+                           (key, total, body, time.time() + self.ttl))
+            self._writes += 1
+            if self._writes % self.SWEEP_EVERY == 0:
+                self.sweep()
+        except sqlite3.Error as exc:
+            log.debug("shared answer not written: %r", exc)
+
+    def sweep(self) -> None:
+        with self.file.connection() as db:
+            db.execute("DELETE FROM answers WHERE expires < ?", (time.time(),))
+            db.execute("DELETE FROM answers WHERE key IN "
+                       "(SELECT key FROM answers ORDER BY expires DESC LIMIT -1 OFFSET ?)", (self.max_entries,))
+
 
 class AnswerCache:
-    def __init__(self, max_entries: int = 20_000, ttl_seconds: float = 300.0) -> None:
+    def __init__(self, max_entries: int = 20_000, ttl_seconds: float = 300.0,
+                 shared: SharedAnswers | None = None) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[bytes, tuple[float, bytes, int]] = OrderedDict()
         self.max_entries = max_entries
         self.ttl = ttl_seconds
+        self.shared = shared
         self.hits = 0
+        self.shared_hits = 0
         self.misses = 0
 
     @staticmethod
@@ -30,17 +87,31 @@ class AnswerCache:
         return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
     def get(self, key: bytes) -> tuple[bytes, int] | None:
-        """The cached answer body (without its closing brace) and its total."""
+        """The cached answer body (without its closing brace) and its total: this process's, else
+        one another process computed (kept here from then on)."""
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or entry[0] < time.monotonic():
+            if entry is not None and entry[0] >= time.monotonic():
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return entry[1], entry[2]
+        found = self.shared.get(key) if self.shared is not None else None
+        if found is None:
+            with self._lock:
                 self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry[1], entry[2]
+            return None
+        self._keep(key, *found)
+        with self._lock:
+            self.shared_hits += 1
+        return found
 
     def put(self, key: bytes, body: bytes, total: int) -> None:
+        """Cache a computed answer here and for the machine's other processes."""
+        self._keep(key, body, total)
+        if self.shared is not None:
+            self.shared.put(key, body, total)
+
+    def _keep(self, key: bytes, body: bytes, total: int) -> None:
         with self._lock:
             self._entries[key] = (time.monotonic() + self.ttl, body, total)
             self._entries.move_to_end(key)

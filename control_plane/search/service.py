@@ -33,11 +33,12 @@ from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
 from control_plane.rule.matching import NO_EFFECTS, Effects, RuleSet, effects_of
 from control_plane.runtime import Runtime
-from control_plane.search.cache import AnswerCache
+from control_plane.search.cache import AnswerCache, SharedAnswers
 from control_plane.search.events import SearchEvents
 from control_plane.search.merchandising import EMPTY, Merch, MerchCache, search_with_pins, shaped_query
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
 from control_plane.shard import search_serving, shard_bridge
+from control_plane.statefile import state_file
 from shared.contract import Answer, Query, ShardSpec
 from shared.errors import not_found
 
@@ -83,8 +84,8 @@ class SearchRuntime:
     Storefront handles and secret-route resolutions live apart: a handle comes from a URL, so it
     must never be able to name a secret-route entry (which carries no profile restrictions)."""
 
-    def __init__(self) -> None:
-        self.answers = AnswerCache()
+    def __init__(self, shared_answers: SharedAnswers | None = None) -> None:
+        self.answers = AnswerCache(shared=shared_answers)
         self.merch = MerchCache()  # compiled synonyms and rules per index
         self.events = SearchEvents()
         self.storefront = Resolutions()  # by profile handle
@@ -94,7 +95,11 @@ class SearchRuntime:
 def search_runtime(runtime: Runtime) -> SearchRuntime:
     state = runtime.extras.get("search")
     if state is None:
-        state = runtime.extras["search"] = SearchRuntime()
+        settings = runtime.settings
+        # several processes without Redis pass each other computed answers through the state file
+        shared = (SharedAnswers(state_file(settings.data_dir))
+                  if settings.serving_processes > 1 and not settings.redis_url else None)
+        state = runtime.extras["search"] = SearchRuntime(shared)
     return state  # type: ignore[no-any-return]
 
 

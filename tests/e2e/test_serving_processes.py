@@ -2,7 +2,8 @@
 
 After every write, the moment its task reads ``succeeded`` each serving process holds it (the
 follower's report in ``serving_processes``) and answers from fresh connections agree and include it;
-cached storefront answers retire in both processes (shared epochs); revoked keys and rate limits hold
+cached storefront answers retire in both processes (shared epochs), and without Redis each passes the
+other what it computed (state.db); revoked keys and rate limits hold
 whichever process a request reaches. On the embedded default (no Redis: ``state.db``) and on
 PostgreSQL + Redis.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -123,6 +125,10 @@ def test_two_processes_answer_the_same_after_every_write(server: Server) -> None
         removed = http.post(index_url + "/documents/delete", json=[f"new{n}"])
         _wait(http, tenant.project_id, removed.json()["taskId"])
         assert _hits(_fresh(server, "POST", index_url + "/search", json={"q": word}, headers=secret)) == {(0, ())}
+    if server.database_url.startswith("sqlite"):  # no Redis: the processes passed each other their answers
+        with sqlite3.connect(server.data_dir / "state.db") as state:
+            (shared,) = state.execute("SELECT count(*) FROM answers").fetchone()
+        assert shared >= len(WORDS)
 
 
 def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> None:

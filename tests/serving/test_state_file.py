@@ -10,6 +10,7 @@ import pytest
 
 from control_plane.epochs import bump_index_epoch, index_epoch
 from control_plane.ratelimit import RateLimiter
+from control_plane.search.cache import AnswerCache, SharedAnswers
 from control_plane.sharedstate import FileState, MemoryState, make_shared_state
 from control_plane.statefile import StateFile
 from shared.errors import ServiceError
@@ -83,3 +84,50 @@ def test_limits_in_one_process_count_without_timer_threads() -> None:
     with pytest.raises(ServiceError):
         fixed.reserve("1/minute", "mail@x")
     assert threading.active_count() == before  # counted inline, expired lazily
+
+
+def test_processes_pass_each_other_computed_answers(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    one, two = (AnswerCache(shared=SharedAnswers(StateFile(path))) for _ in range(2))
+    key = AnswerCache.key("idx_a", 3, 1, "v1", {"q": "lamp"}, [])
+    assert two.get(key) is None and two.misses == 1
+    one.put(key, b'{"hits":[1]', 1)
+    assert two.get(key) == (b'{"hits":[1]', 1) and two.shared_hits == 1
+    assert two.get(key) == (b'{"hits":[1]', 1) and two.hits == 1  # kept in the second process from then on
+    other_epoch = AnswerCache.key("idx_a", 4, 1, "v1", {"q": "lamp"}, [])
+    assert one.get(other_epoch) is None  # a moved epoch is another key: nothing older is served
+
+    alone = AnswerCache()  # one process: nothing shared
+    assert alone.get(key) is None
+
+
+def test_shared_answers_expire_and_stay_bounded(tmp_path: Path) -> None:
+    shared = SharedAnswers(StateFile(tmp_path / "state.db"), max_entries=5, ttl_seconds=60)
+    for n in range(12):
+        shared.put(bytes([n]) * 16, b"{}", n)
+    with shared.file.connection() as db:
+        db.execute("UPDATE answers SET expires = ? WHERE key = ?", (time.time() - 1, bytes([11]) * 16))
+    assert shared.get(bytes([11]) * 16) is None  # expired
+    shared.sweep()
+    (count,) = shared.file.connection().execute("SELECT count(*) FROM answers").fetchone()
+    assert count == 5
+    assert shared.get(bytes([10]) * 16) == (b"{}", 10) and shared.get(bytes([0]) * 16) is None  # the oldest went
+
+
+def test_a_locked_state_file_is_a_miss_not_a_failure(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "state.db"
+    shared, other = SharedAnswers(StateFile(path)), SharedAnswers(StateFile(path))
+    other.file.connection().execute("PRAGMA busy_timeout=50")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another process holding the file's lock
+    try:
+        other.put(b"n" * 16, b"{}", 0)  # could not write: no error, nothing shared
+        assert other.get(b"n" * 16) is None
+        cache = AnswerCache(shared=other)
+        cache.put(b"m" * 16, b"{}", 2)
+        assert cache.get(b"m" * 16) == (b"{}", 2)  # still cached in this process
+    finally:
+        blocker.execute("ROLLBACK")
+    assert shared.get(b"n" * 16) is None and shared.get(b"m" * 16) is None
