@@ -44,7 +44,7 @@ class Runtime:
             sessions=make_sessionmaker(engine),
             state=make_shared_state(settings),
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix, file=file),
-            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed", file=file),
+            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed", file=file, batched=True),
             mailer=Mailer(settings.smtp),
             attempts=RateLimiter(settings.redis_url, f"{settings.redis_prefix}attempts:", strategy="fixed", file=file),
             hashing=PasswordHashing(settings.password_hash_concurrency, settings.password_hash_queue),

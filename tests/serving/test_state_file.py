@@ -3,6 +3,7 @@ rate limits). Two StateFile objects on one path stand for two processes (each ha
 
 from __future__ import annotations
 
+import secrets
 import time
 from pathlib import Path
 
@@ -131,3 +132,44 @@ def test_a_locked_state_file_is_a_miss_not_a_failure(tmp_path: Path) -> None:
     finally:
         blocker.execute("ROLLBACK")
     assert shared.get(b"n" * 16) is None and shared.get(b"m" * 16) is None
+
+
+def _allowed(limiter: RateLimiter, limit: str, *identifiers: str) -> bool:
+    try:
+        limiter.hit(limit, *identifiers)
+    except ServiceError as exc:
+        assert exc.code == "RATE_LIMITED"
+        return False
+    return True
+
+
+@pytest.mark.parametrize("shared", ["file", "redis"])
+def test_batched_quotas_hold_across_processes(tmp_path: Path, shared: str) -> None:
+    path, prefix = tmp_path / "state.db", f"test:{secrets.token_hex(4)}:"
+    redis_url = "redis://127.0.0.1:6379/0" if shared == "redis" else None
+
+    def quotas(name: str) -> list[RateLimiter]:
+        return [RateLimiter(redis_url, prefix + name, strategy="fixed", file=StateFile(path), batched=True)
+                for _ in range(2)]
+
+    limit, slack, pair = 640, 640 // 32, quotas("q:")
+    allowed = 0
+    for n in range(2000):
+        allowed += _allowed(pair[n % 2], f"{limit}/minute", "search", "prj_1")
+    assert limit <= allowed < limit + 2 * slack  # a batch per process at most beyond the limit
+    assert not any(_allowed(pair[n % 2], f"{limit}/minute", "search", "prj_1") for n in range(50))
+    counted = pair[0]._shared.storage.get(pair[0]._item(f"{limit}/minute").key_for("search", "prj_1"))  # type: ignore[union-attr]
+    assert counted >= allowed  # every allowed hit reached the shared counter once refusals began
+    assert _allowed(pair[0], f"{limit}/minute", "search", "prj_2")  # another identifier: its own count
+
+    small = quotas("s:")
+    assert sum(_allowed(small[n % 2], "40/minute", "search", "prj_1") for n in range(100)) == 40  # exact
+    for limiter in pair + small:
+        limiter._shared.storage.reset()  # type: ignore[union-attr]
+
+
+def test_batched_quotas_open_a_new_window(tmp_path: Path) -> None:
+    quotas = RateLimiter(None, "w:", strategy="fixed", file=StateFile(tmp_path / "state.db"), batched=True)
+    assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64
+    time.sleep(1.1)
+    assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64
