@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 import weakref
+from asyncio import selector_events
 from typing import Any
 
 import typer
@@ -106,12 +107,63 @@ class FairAcceptLoop(asyncio.SelectorEventLoop):
 
         self.call_later(min(held * self.ACCEPT_DELAY_PER_CONNECTION, self.MAX_ACCEPT_DELAY), again)
 
-    def _make_socket_transport(self, sock: socket.socket, *args: Any, **kwargs: Any) -> Any:
+    def _make_socket_transport(self, sock: socket.socket, protocol: Any, waiter: Any = None, *,
+                               extra: Any = None, server: Any = None) -> Any:
         # asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, and the listening
         # socket the supervisor hands over has proto 0: without it a response's second write (uvicorn
         # writes the head, then the body) waits for the client's delayed ACK, 40 ms
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        transport = super()._make_socket_transport(sock, *args, **kwargs)  # type: ignore[misc]
-        if kwargs.get("server") is not None:
+        transport = CoalescingTransport(self, sock, protocol, waiter, extra, server)
+        if server is not None:
             self._served.add(transport)
         return transport
+
+
+class CoalescingTransport(selector_events._SelectorSocketTransport):  # type: ignore[name-defined,misc]
+    """A socket transport whose writes of one loop step leave in one ``send``.
+
+    uvicorn writes a response's head and then its body: two sends, two packets, two wake-ups of
+    the client, each send paying the kernel's loopback or NIC path (a sixth of a cached search's
+    CPU in profiles). Here a write to an empty buffer is held until the loop's next iteration, when
+    whatever the step wrote goes out at once; from there on it is the base transport (a partial
+    send leaves the rest to the writer callback, close and write_eof wait for the buffer)."""
+
+    _flush_scheduled = False
+
+    def write(self, data: Any) -> None:
+        if (self._buffer or self._conn_lost or self._eof or self._empty_waiter is not None or not data
+                or not isinstance(data, (bytes, bytearray, memoryview))):
+            super().write(data)  # appends behind held data, or raises/returns as the base does
+            return
+        self._buffer.extend(data)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+        self._maybe_pause_protocol()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._buffer or self._conn_lost:
+            return
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        try:
+            n = self._sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            self._fatal_error(exc, "Fatal write error on socket transport")
+            return
+        if n < len(data):
+            self._buffer.extend(data[n:])
+            self._loop._add_writer(self._sock_fd, self._write_ready)
+            return
+        self._maybe_resume_protocol()
+        if self._empty_waiter is not None:
+            self._empty_waiter.set_result(None)
+        if self._closing:
+            self._call_connection_lost(None)
+        elif self._eof:
+            self._sock.shutdown(socket.SHUT_WR)

@@ -1,4 +1,5 @@
-"""The serving processes' event loop: one accepted connection per wake-up, TCP_NODELAY on each."""
+"""The serving processes' event loop: one accepted connection per wake-up, TCP_NODELAY on each, a
+step's writes in one send."""
 
 from __future__ import annotations
 
@@ -96,3 +97,68 @@ def test_the_worker_holding_fewer_connections_takes_the_next() -> None:
         for c in clients:
             c.close()
         listening.close()
+
+
+def _served(writes: list[bytes], then_close: bool = True) -> tuple[bytes, int]:
+    """Run a server on :class:`FairAcceptLoop` whose protocol writes ``writes`` in one step when a
+    client connects (then closes); what the client received, and how many sends the server made."""
+    loop = FairAcceptLoop()
+    sends: list[int] = []
+    original = socket.socket.send
+
+    def counting(self: socket.socket, data: bytes, *args: int) -> int:
+        sends.append(len(data))
+        return original(self, data, *args)
+
+    class Answer(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            assert isinstance(transport, asyncio.WriteTransport)
+            for data in writes:
+                transport.write(data)
+            if then_close:
+                transport.close()
+
+    received = bytearray()
+
+    async def run() -> None:
+        listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(4)
+        server = await loop.create_server(Answer, sock=listening)
+        client = socket.create_connection(listening.getsockname())
+        client.setblocking(False)
+        socket.socket.send = counting  # type: ignore[method-assign]
+        try:
+            while True:
+                try:
+                    chunk = await loop.sock_recv(client, 1 << 16)
+                except ConnectionResetError:
+                    break
+                if not chunk:
+                    break
+                received.extend(chunk)
+        finally:
+            socket.socket.send = original  # type: ignore[method-assign]
+            client.close()
+            server.close()
+
+    try:
+        loop.run_until_complete(asyncio.wait_for(run(), 30))
+    finally:
+        loop.close()
+    return bytes(received), len(sends)
+
+
+def test_a_steps_writes_leave_in_one_send() -> None:
+    head, body = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n", b"hello"
+    received, sends = _served([head, body, b"", bytearray(b"!")])
+    assert received == head + body + b"!"  # in order, the empty write ignored, then closed
+    assert sends == 1
+
+
+def test_a_big_answer_arrives_whole_and_in_order() -> None:
+    """Larger than the socket buffer: the first send is partial, the writer callback sends the rest."""
+    parts = [bytes([n % 251]) * 1_000_003 for n in range(6)]
+    received, sends = _served(parts)
+    assert received == b"".join(parts)
+    assert sends > 1
