@@ -1,7 +1,9 @@
 """The one factory for shard actors.
 
 A shard actor is :class:`ShardActor` made remote here: :class:`~search_workers.replica.ShardReplica`
-(the class the in-process host uses) with one more method, a search that answers msgpack bytes.
+(the class the in-process host uses) with two more methods: a search that answers msgpack bytes, and
+the same for a batch of queries (the searches of one API process that queued while its calls to the
+actor were in flight, see :meth:`~search_workers.actors.ray_host.RayHost.search_here`).
 Options:
 
 * named ``shard:<index_id>:g<generation>:s<shard>:r<replica>`` in namespace ``shopsearch`` with
@@ -84,8 +86,36 @@ class ShardActor(ShardReplica):
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # pragma: no cover - defensive
             return answer
 
+    @ray.method(enable_task_events=False)  # type: ignore[misc]
+    def search_many_packed(self, queries: list[bytes]) -> bytes | list[Answer | bytes]:
+        """:meth:`search_packed` for several queries in one call (the host batches the searches
+        that queue while its calls to this actor are in flight): one msgpack list with, per query
+        in order, its Answer or - when the engine refused it - the pickled exception (bytes), so
+        one query's error reaches only its own caller (:func:`unpack_many`)."""
+        out: list[Answer | bytes] = []
+        for query in queries:
+            try:
+                out.append(self.search(pickle.loads(query)))
+            except Exception as exc:
+                out.append(_pack_error(exc))
+        try:
+            return _ENCODER.encode(out)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # pragma: no cover - defensive
+            return out
+
+
+def _pack_error(exc: Exception) -> bytes:
+    """``exc`` pickled for :func:`unpack_many`; a RuntimeError with its repr if it does not round-trip."""
+    try:
+        raw = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(raw)
+        return raw
+    except Exception:  # pragma: no cover - an exception type that cannot be pickled
+        return pickle.dumps(RuntimeError(repr(exc)), protocol=pickle.HIGHEST_PROTOCOL)
+
 
 _DECODER = msgspec.msgpack.Decoder(Answer)
+_MANY_DECODER = msgspec.msgpack.Decoder(list[Answer | bytes])
 
 
 def pack_query(query: Query) -> bytes:
@@ -97,6 +127,13 @@ def pack_query(query: Query) -> bytes:
 def unpack_answer(packed: bytes | Answer) -> Answer:
     """The :class:`Answer` of :meth:`ShardActor.search_packed`."""
     return packed if isinstance(packed, Answer) else _DECODER.decode(packed)
+
+
+def unpack_many(packed: bytes | list[Answer | bytes]) -> list[Answer | BaseException]:
+    """The answers of :meth:`ShardActor.search_many_packed`, in query order: an Answer, or the
+    exception the engine raised for that query."""
+    entries = packed if isinstance(packed, list) else _MANY_DECODER.decode(packed)
+    return [e if isinstance(e, Answer) else pickle.loads(e) for e in entries]
 
 
 @lru_cache(maxsize=1)

@@ -20,25 +20,66 @@
   for how the control plane re-feeds it.
 * A host that did not open a generation itself (another API process did) finds its actors by
   name (``list_named_actors``) on first use.
-* Searches take :meth:`RayHost.search_here` (the caller's loop, one call per shard, answers as
-  msgpack bytes) and fall back to :meth:`BaseHost.search` (the host loop: fail-over, retries,
-  revival) whenever it declines.
+* Searches take :meth:`RayHost.search_here` (the caller's loop, one call per shard and actor
+  idle here, answers as msgpack bytes, concurrent searches batched per actor - below) and fall
+  back to :meth:`BaseHost.search` (the host loop: fail-over, retries, revival) whenever it
+  declines.
 
 What a search costs, and what limits growth on several machines
 ===============================================================
 Measured on one 2-core machine (100k products, 2 shards, storefront profile, no HTTP): the engine
-work is the same in an actor as in-process (~1.0 ms per shard, ~1.25 ms when each search arrives
-cold as one call), but every actor call adds Ray's own work - two no-op calls fanned out cost
-1.5-1.9 ms CPU (submission, the caller's and the actor's IO threads, the task's execution
-machinery, task events), and an answer of 20 documents cost ~0.1 ms more each way when pickled
-(now msgpack, ~5 us). So Ray mode pays a fixed ~0.7-0.8 ms of CPU per shard per search on top of
-the in-process cost,
-half in the API process and half in the actor; on one machine that is the whole difference, since
-both modes share the cores. It is the price of what in-process cannot do:
+work is about the same in an actor as in-process (~1.0 ms per shard; ~10% more CPU in the actors
+when caller and actors share the two cores), but every actor call adds Ray's own work - two no-op
+calls fanned out cost 1.5-1.9 ms CPU (submission, the caller's and the actor's IO threads, the
+task's execution machinery, task events), and an answer of 20 documents cost ~0.1 ms more each
+way when pickled (now msgpack, ~5 us). So a search alone pays a fixed ~0.7-0.8 ms of CPU per
+shard on top of the in-process cost, half in the API process and half in the actor; on one
+machine that is the whole difference, since both modes share the cores.
+
+Batching amortises that fixed cost over concurrent searches, with no added delay: per event loop
+and actor (a :class:`_Lane`), a shard query is sent at once when fewer than
+:attr:`RayHost.max_in_flight` calls are in flight to that actor; otherwise it waits, and when a
+call comes back every query waiting for that actor goes in one call
+(:meth:`~.factory.ShardActor.search_many_packed`, up to :attr:`RayHost.max_batch`; one msgpack
+list of answers, an engine error as that query's own entry). Direct calls to one actor holding
+10k products (storefront queries, ~0.75 ms of engine work each): one query per call costs the
+actor ~1.25 ms CPU per query, two per call ~1.0 ms, four or more ~0.9 ms; the caller's share falls
+from ~0.4 to ~0.1 ms per query. ``python -m benchmarks.ray_batch_bench`` (one API
+loop with N concurrent searchers, 10 s each; CPU ms per search summed over the caller and the two
+actor processes; load average ~2.2, mostly the benchmark itself):
+
+=============================  =========  ==========  ==========  ==========
+searchers                      1          4           8           16 (*)
+=============================  =========  ==========  ==========  ==========
+un-batched                     4.6 ms     4.4 ms      4.1 ms      4.35 ms
+                               310/s      388/s       450/s       428/s
+batched, 1 call in flight      4.5 ms     3.7 ms      2.9 ms      3.0 ms
+                               324/s      415/s       566/s       551/s
+  (calls per search)           2.00       1.08        0.56        0.28
+batched, 2 calls in flight     4.3 ms     4.0 ms      3.3 ms      3.7 ms
+                               336/s      431/s       521/s       462/s
+in-process, 1 process          1.9 ms     2.0 ms      1.9 ms
+                               521/s      510/s       525/s
+in-process, 2 processes                   1.9 ms      1.9 ms
+                                          1,043/s     1,015/s
+=============================  =========  ==========  ==========  ==========
+
+(*) another run the same hour (12 s each), whose 4 and 8 searchers agreed with these within
+~5-10%. At 1 searcher the three Ray rows make the same calls: they differ by noise.
+
+Two calls in flight cost more CPU and were no faster on one machine (smaller batches; the actor
+is never idle long when caller and actors share the cores), hence ``max_in_flight = 1``; across
+machines, where a round trip leaves the actor idle, 2 may pay (not measured). Batching does not
+help a lone searcher (its one query per actor cannot wait for company), and with it Ray mode still
+costs ~1.5x the in-process CPU per search at 8-16 concurrent searches (~2.9 against ~1.9 ms): the
+engine's ~10% more, ~0.2 ms per query of the actor's call handling that batches of 3-7 do not
+amortise (arguments, answers, task execution), and the caller's share of the calls beside the
+merge. On one machine in-process mode stays the cheaper one; Ray mode is the price of what
+in-process cannot do:
 
 * Read capacity grows with replicas and nodes (every search asks one replica of every shard), but
   the per-search cost grows with the number of shards: each shard is one more call, ~0.4 ms more
-  CPU in the API process and ~0.4 ms in an actor, and one more chance to wait for the slowest (the
+  CPU in the API process and ~0.4 ms in an actor (less when batched), and one more chance to wait for the slowest (the
   fan-out's latency is the maximum of the shards'). Shard for size (memory per actor, engine time
   per shard), not for speed; add replicas for read traffic.
 * The API processes are Ray drivers: each holds a core worker with its threads and a connection
@@ -80,7 +121,15 @@ from search_workers.merge import merge_answers
 from shared.contract import Answer, Query, ShardSpec, shard_query
 from shared.routing import shard_hash
 
-from .factory import NAMESPACE, actor_name, pack_query, parse_actor_name, shard_actor, unpack_answer
+from .factory import (
+    NAMESPACE,
+    actor_name,
+    pack_query,
+    parse_actor_name,
+    shard_actor,
+    unpack_answer,
+    unpack_many,
+)
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +149,13 @@ _UNAVAILABLE = (
 class RayHost(BaseHost):
     #: how long ``open`` waits for new actors to start (worker processes take a while on small nodes)
     open_timeout: float = 120.0
+    #: :meth:`search_here` batches the shard queries that arrive while calls to an actor are in flight
+    batching: bool = True
+    #: calls in flight from one event loop to one actor before further queries wait for a batch
+    #: (1 measured best on one machine: bigger batches, and the cores are busy anyway; see above)
+    max_in_flight: int = 1
+    #: shard queries per batched call at most
+    max_batch: int = 32
 
     def __init__(self, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE, detached: bool = True,
                  owns_ray: bool = False) -> None:
@@ -114,6 +170,11 @@ class RayHost(BaseHost):
         self._specs: dict[tuple[str, int], ShardSpec] = {}
         self._placed: dict[tuple[str, int], dict[tuple[int, int], str | None]] = {}
         self._revive_lock = asyncio.Lock()
+        # the fast path's lanes: per event loop, per (index_id, generation, shard, replica)
+        self._lanes: dict[asyncio.AbstractEventLoop, dict[tuple[str, int, int, int], _Lane]] = {}
+        #: fast-path actor calls made and shard queries they carried (calls < queries: batches formed)
+        self.fast_calls = 0
+        self.fast_queries = 0
 
     @classmethod
     def connect(cls, address: str, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE) -> RayHost:
@@ -194,39 +255,71 @@ class RayHost(BaseHost):
             raise
 
     async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:
-        """The search's fast path, awaited on the caller's loop (any thread, any loop): one call to
-        one replica of every shard (round-robin), answers as msgpack bytes
-        (:meth:`~.factory.ShardActor.search_packed`), one wake-up of the caller's loop when the last
-        answer is in, then the merge. ``None`` - call :meth:`search` on the host's loop, which fails
-        over, retries and revives - when the generation's actors are not known here yet, a replica
-        did not answer in ``read_timeout``, or one answered from behind the shard's known seq.
+        """The search's fast path, awaited on the caller's loop (any thread, any loop): one replica
+        of every shard (round-robin) answers, as msgpack bytes, then the merge. ``None`` - call
+        :meth:`search` on the host's loop, which fails over, retries and revives - when the
+        generation's actors are not known here yet, a replica did not answer in ``read_timeout``,
+        or one answered from behind the shard's known seq. The engine's refusals (EngineError &
+        co.) are raised as themselves.
 
-        Measured (2 shards, 100k products, the storefront profile, one caller, no HTTP; caller and
-        actors together, on a busy 2-core machine): 6.4 and 7.6 ms CPU per search against 7.9 and
-        9.2 ms for :meth:`search` in the same runs (an ``asyncio.wait_for`` task and a loop wake-up
-        per shard, answers and queries cloudpickled per call); from a request handler it also
-        saves the hop to the host's loop and back."""
+        With :attr:`batching` (see the module docstring), a shard query goes to its actor at once
+        when fewer than :attr:`max_in_flight` calls from this loop are in flight to it; otherwise
+        it waits for one of them to come back and then goes with every other query waiting for
+        that actor in one call (:meth:`~.factory.ShardActor.search_many_packed`). Without, every
+        search makes its own call per shard (:meth:`_search_each`)."""
         rows = self._handles.get((index_id, generation))
         if rows is None:
             return None
+        if not self.batching:
+            return await self._search_each(index_id, generation, query, rows)
+        loop = asyncio.get_running_loop()
+        lanes = self._lanes.get(loop)
+        if lanes is None:
+            lanes = self._loop_lanes(loop)
         sq = pack_query(shard_query(query))
         turn = next(self._rr)
+        search = _Search(loop.create_future(), len(rows))
+        for shard_no, row in enumerate(rows):
+            replica_no = turn % len(row)
+            handle = row[replica_no]
+            key = (index_id, generation, shard_no, replica_no)
+            lane = lanes.get(key)
+            if lane is None or lane.handle is not handle:  # new, or the replica was re-created
+                lane = lanes[key] = _Lane(self, handle, loop)
+            lane.submit(sq, search, shard_no)
         try:
-            refs = [row[turn % len(row)].search_packed.remote(sq) for row in rows]
-        except AttributeError:  # actors made by an older version (no search_packed): the general path
+            results = await asyncio.wait_for(search.future, self.read_timeout)
+        except TimeoutError:
             return None
-        try:
-            packed = await asyncio.wait_for(_all_results(refs), self.read_timeout)
-        except rex.RayTaskError as exc:
+        answers: list[Answer] = []
+        for result in results:  # the first failure in shard order decides, as in _search_each
+            if isinstance(result, Answer):
+                answers.append(result)
+            elif result is None:
+                return None
+            else:
+                raise result
+        return self._merge_current(index_id, generation, query, answers)
+
+    def _loop_lanes(self, loop: asyncio.AbstractEventLoop) -> dict[tuple[str, int, int, int], _Lane]:
+        for old in [lp for lp in list(self._lanes) if lp.is_closed()]:
+            self._lanes.pop(old, None)
+        return self._lanes.setdefault(loop, {})
+
+    def _drop_lanes(self, index_id: str, generation: int | None = None) -> None:
+        for lanes in list(self._lanes.values()):
+            for key in [k for k in list(lanes) if k[0] == index_id and generation in (None, k[1])]:
+                lanes.pop(key, None)
+
+    def _outcome(self, exc: BaseException) -> BaseException | None:
+        """What a failed shard call means for its search: the engine's exception to raise, or
+        ``None`` (unavailable: the general path takes the search)."""
+        if isinstance(exc, rex.RayTaskError):
             cause = getattr(exc, "cause", None)
-            if isinstance(cause, BaseException) and not self._unavailable(cause):
-                raise cause from None  # EngineError & co., as :meth:`_call` raises them
-            return None
-        except Exception as exc:
-            if not self._unavailable(exc):
-                raise
-            return None
-        answers = [unpack_answer(p) for p in packed]
+            return cause if isinstance(cause, BaseException) and not self._unavailable(cause) else None
+        return None if self._unavailable(exc) else exc
+
+    def _merge_current(self, index_id: str, generation: int, query: Query, answers: list[Answer]) -> Answer | None:
         for shard_no, answer in enumerate(answers):
             seq = answer.applied_seq
             self._note_seq(index_id, generation, shard_no, seq)
@@ -235,6 +328,29 @@ class RayHost(BaseHost):
         merged = merge_answers(query, answers)
         merged.partial = False
         return merged
+
+    async def _search_each(self, index_id: str, generation: int, query: Query,
+                           rows: list[list[Any]]) -> Answer | None:
+        """:meth:`search_here` without batching: one call per shard for this search alone, one
+        wake-up of the caller's loop when the last answer is in."""
+        sq = pack_query(shard_query(query))
+        turn = next(self._rr)
+        try:
+            refs = [row[turn % len(row)].search_packed.remote(sq) for row in rows]
+        except AttributeError:  # actors made by an older version (no search_packed): the general path
+            return None
+        self.fast_calls += len(refs)
+        self.fast_queries += len(refs)
+        try:
+            packed = await asyncio.wait_for(_all_results(refs), self.read_timeout)
+        except Exception as exc:
+            outcome = self._outcome(exc)
+            if outcome is None:
+                return None
+            if outcome is exc:
+                raise
+            raise outcome from None  # EngineError & co., as :meth:`_call` raises them
+        return self._merge_current(index_id, generation, query, [unpack_answer(p) for p in packed])
 
     async def _revive(self, index_id: str, generation: int, shard_no: int, replica_no: int, dead: Any) -> None:
         """Re-create a replica whose actor is gone for good (its node left the cluster: with hard node
@@ -374,6 +490,7 @@ class RayHost(BaseHost):
             self._placed.pop((index_id, generation), None)
             await self._destroy(await asyncio.to_thread(self._find, index_id, generation))
             self._handles.pop((index_id, generation), None)
+            self._drop_lanes(index_id, generation)
             self._forget(index_id, generation)
 
     async def drop_index(self, index_id: str) -> None:
@@ -385,6 +502,7 @@ class RayHost(BaseHost):
             await self._destroy(await asyncio.to_thread(self._find, index_id, None))
             for key in [k for k in self._handles if k[0] == index_id]:
                 del self._handles[key]
+            self._drop_lanes(index_id)
             self._forget(index_id)
 
     async def healthy(self) -> bool:
@@ -397,6 +515,7 @@ class RayHost(BaseHost):
 
     async def close(self) -> None:
         self._handles.clear()
+        self._lanes.clear()
         if self._owns_ray and ray.is_initialized():
             await asyncio.to_thread(ray.shutdown)
 
@@ -436,3 +555,126 @@ def _all_results(refs: list[Any]) -> asyncio.Future[list[Any]]:
     for f in futures:
         f.add_done_callback(one_done)
     return out
+
+
+class _Search:
+    """One fast-path search waiting for its shards (touched on its own loop only)."""
+
+    __slots__ = ("future", "left", "results")
+
+    def __init__(self, future: asyncio.Future[list[Any]], shards: int) -> None:
+        self.future = future
+        self.results: list[Answer | BaseException | None] = [None] * shards
+        self.left = shards
+
+    def settle(self, shard_no: int, result: Answer | BaseException | None) -> None:
+        """``result``: the shard's Answer, the engine's exception, or ``None`` (unavailable)."""
+        self.results[shard_no] = result
+        self.left -= 1
+        if self.left == 0 and not self.future.done():  # done: timed out meanwhile
+            self.future.set_result(self.results)
+
+
+#: a shard query waiting in, or carried by, a lane's call: (pickled query, its search, shard number)
+_Item = tuple[bytes, _Search, int]
+
+
+class _Call:
+    __slots__ = ("items", "started")
+
+    def __init__(self, items: list[_Item], started: float) -> None:
+        self.items = items
+        self.started = started
+
+
+class _Lane:
+    """The fast path's calls from one event loop to one actor (touched on that loop only).
+
+    At most ``host.max_in_flight`` calls are in flight; a shard query arriving then waits, and
+    when a call comes back the waiting queries go together in one call (up to ``host.max_batch``).
+    A call older than ``host.read_timeout`` (its searches gave up) no longer counts as in flight,
+    so an actor that never answers one call does not hold back the next searches for good."""
+
+    __slots__ = ("batches", "flight", "handle", "host", "loop", "waiting")
+
+    def __init__(self, host: RayHost, handle: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.host = host
+        self.handle = handle
+        self.loop = loop
+        self.flight: list[_Call] = []
+        self.waiting: list[_Item] = []
+        self.batches = True  # False: an actor of an older version (no search_many_packed)
+
+    def submit(self, sq: bytes, search: _Search, shard_no: int) -> None:
+        self.waiting.append((sq, search, shard_no))
+        self._pump()
+
+    def _room(self) -> bool:
+        if len(self.flight) < self.host.max_in_flight or not self.batches:
+            return True
+        now = self.loop.time()
+        self.flight = [c for c in self.flight if now - c.started < self.host.read_timeout]
+        return len(self.flight) < self.host.max_in_flight
+
+    def _pump(self) -> None:
+        while self.waiting and self._room():
+            n = self.host.max_batch if self.batches else 1
+            items = [it for it in self.waiting[:n] if not it[1].future.done()]  # done: gave up
+            del self.waiting[:n]
+            if items:
+                self._send(items)
+
+    def _send(self, items: list[_Item]) -> None:
+        try:
+            if len(items) == 1:
+                ref = self.handle.search_packed.remote(items[0][0])
+            else:
+                ref = self.handle.search_many_packed.remote([sq for sq, _, _ in items])
+        except AttributeError:
+            if len(items) > 1 and self.batches:  # no search_many_packed: one call per query from now on
+                self.batches = False
+                self.waiting[:0] = items
+                return
+            self._settle(items, [None] * len(items))  # no search_packed either: the general path
+            return
+        except Exception as exc:  # pragma: no cover - submission failed: the same for every query
+            outcome = self.host._outcome(exc)
+            self._settle(items, [outcome] * len(items))
+            return
+        host = self.host
+        host.fast_calls += 1
+        host.fast_queries += len(items)
+        call = _Call(items, self.loop.time())
+        self.flight.append(call)
+        loop = self.loop
+
+        def done(fut: concurrent.futures.Future[Any]) -> None:  # on a Ray thread
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+                loop.call_soon_threadsafe(self._done, call, fut)
+
+        ref.future().add_done_callback(done)
+
+    def _done(self, call: _Call, fut: concurrent.futures.Future[Any]) -> None:
+        with contextlib.suppress(ValueError):  # already dropped as stale
+            self.flight.remove(call)
+        self._pump()  # the actor gets its next batch before the answers are decoded
+        items = call.items
+        exc = fut.exception()
+        if exc is not None:
+            self._settle(items, [self.host._outcome(exc)] * len(items))
+            return
+        try:
+            packed = fut.result()
+            results: list[Answer | BaseException | None] = (
+                [unpack_answer(packed)] if len(items) == 1 else
+                [r if isinstance(r, Answer) else self.host._outcome(r) for r in unpack_many(packed)])
+            if len(results) != len(items):  # pragma: no cover - defensive
+                raise RuntimeError(f"{len(results)} answers for {len(items)} queries")
+        except Exception as err:  # pragma: no cover - an answer that does not decode
+            results = [err] * len(items)
+        self._settle(items, results)
+
+    @staticmethod
+    def _settle(items: list[_Item], results: list[Answer | BaseException | None]) -> None:
+        for (_, search, shard_no), result in zip(items, results, strict=True):
+            search.settle(shard_no, result)

@@ -218,12 +218,92 @@ async def test_fast_path_answers_equal_the_general_path_and_one_shard(host, tmp_
     assert (await host.search("idx_fast", 1, Q({}))).partial
 
 
+async def _kill_for_good(handle) -> None:
+    """``ray.kill`` without restart, returning once calls fail (the kill is asynchronous: a call
+    made right after it may still be answered)."""
+    ray.kill(handle, no_restart=True)
+    for _ in range(100):
+        try:
+            await handle.applied_seq.remote()
+        except ray.exceptions.RayActorError:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the killed actor still answers")
+
+
 async def test_fast_path_falls_back_when_a_replica_is_down(host, tmp_path):
     spec = ShardSpec("idx_down", 1, 2, 1, MAPPING, "en")
     await host.open(spec)
     await feed(host, "idx_down", 1, 2, SOURCE, after_seq=0)
     assert (await host.search_here("idx_down", 1, Q({"limit": 0}))).total == 200
-    ray.kill(await host.actor("idx_down", 1, 1, 0), no_restart=True)  # gone for good: no answer from it
+    await _kill_for_good(await host.actor("idx_down", 1, 1, 0))  # no answer from it
     assert await host.search_here("idx_down", 1, Q({"limit": 0})) is None
     answer = await host.search("idx_down", 1, Q({"limit": 0}))  # revives it (empty, to be re-fed)
     assert answer.total <= 200
+
+
+def _batch_queries() -> list[dict]:
+    """~30 different searches: words, pages, sorts, filters, facets, highlights, distinct."""
+    from tests.search_workers.helpers import ADJ, BRANDS, NOUN
+
+    out: list[dict] = []
+    for i, adj in enumerate(ADJ):
+        out.append({"q": f"{adj} {NOUN[i % len(NOUN)]}", "facets": ["brand", "tags"], "highlight": ["title"]})
+        out.append({"q": adj, "sort": ["price:desc"], "limit": 5, "offset": i % 3 * 5,
+                    "filters": {"brand": BRANDS[i % len(BRANDS)]}})
+    out += FAST_PATH_QUERIES
+    return out
+
+
+async def _open_fed(host, index_id: str, shards: int, replicas: int) -> None:
+    await host.open(ShardSpec(index_id, 1, shards, replicas, MAPPING, "en"))
+    await feed(host, index_id, 1, shards, SOURCE, after_seq=0)
+
+
+async def test_concurrent_searches_are_batched_with_the_answers_of_sequential_ones(host):
+    """Searches arriving while a call to an actor is in flight go to it together in one call
+    (``search_many_packed``), and each gets exactly the answer it gets alone."""
+    await _open_fed(host, "idx_batch", 2, 2)
+    queries = [Q(q) for q in _batch_queries()]
+    assert len(queries) >= 28
+    alone = [await host.search_here("idx_batch", 1, q) for q in queries]  # one at a time: no batch
+    assert all(a is not None for a in alone)
+    assert host.fast_calls == host.fast_queries == 2 * len(queries)
+    host.batching = False
+    assert [await host.search_here("idx_batch", 1, q) for q in queries] == alone  # the un-batched path
+    host.batching = True
+    for in_flight in (1, 2):
+        host.max_in_flight = in_flight
+        calls, sent = host.fast_calls, host.fast_queries
+        together = await asyncio.gather(*(host.search_here("idx_batch", 1, q) for q in queries))
+        assert together == alone
+        assert host.fast_queries - sent == 2 * len(queries)
+        assert host.fast_calls - calls <= len(queries)  # batches: at most half as many calls as shard queries
+    host.max_in_flight = type(host).max_in_flight
+    # the general path answers the same
+    assert [await host.search("idx_batch", 1, q) for q in queries[:5]] == alone[:5]
+
+
+async def test_an_engine_error_in_a_batch_reaches_only_its_caller(host):
+    await _open_fed(host, "idx_batcherr", 2, 1)
+    queries = [Q(q) for q in _batch_queries()]
+    alone = [await host.search_here("idx_batcherr", 1, q) for q in queries]
+    bad = Q({"q": "x", "filters": {"title": "x"}})  # title is not filterable
+    mixed = [*queries[:10], bad, *queries[10:]]
+    host.max_in_flight = 1
+    calls, sent = host.fast_calls, host.fast_queries
+    got = await asyncio.gather(*(host.search_here("idx_batcherr", 1, q) for q in mixed), return_exceptions=True)
+    assert host.fast_calls - calls < host.fast_queries - sent  # batches formed
+    assert isinstance(got[10], EngineError) and got[10].code.startswith("FIELD_NOT")
+    assert [*got[:10], *got[11:]] == alone
+    # alone, it is raised as from the un-batched path
+    with pytest.raises(EngineError):
+        await host.search_here("idx_batcherr", 1, bad)
+
+
+async def test_batched_searches_fall_back_when_a_replica_is_down(host):
+    await _open_fed(host, "idx_batchdown", 2, 1)
+    queries = [Q(q) for q in _batch_queries()]
+    await _kill_for_good(await host.actor("idx_batchdown", 1, 1, 0))
+    got = await asyncio.gather(*(host.search_here("idx_batchdown", 1, q) for q in queries))
+    assert got == [None] * len(queries)  # every one left to the general path
