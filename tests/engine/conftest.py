@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +42,18 @@ def upserts(docs: list[dict], start_seq: int = 1) -> list[Change]:
 
 def ids(answer) -> list[str]:
     return [h.id for h in answer.hits]
+
+
+def names(answer) -> list[str]:
+    return [h.document["name"] for h in answer.hits]
+
+
+@contextlib.contextmanager
+def engine_with(path: Path, mapping: dict, docs: list[dict]) -> Iterator[ShardEngine]:
+    """A shard holding ``docs`` (for module fixtures), closed afterwards."""
+    e = ShardEngine(path, mapping)
+    e.apply(upserts(docs))
+    try:
+        yield e
+    finally:
+        e.close()

@@ -10,7 +10,7 @@ import pytest
 from search_workers.engine import ShardEngine, query
 from shared.contract import FieldWeight, Query
 
-from .conftest import upserts
+from .conftest import engine_with, names
 
 MAPPING = {
     "idField": "id",
@@ -53,18 +53,13 @@ def catalog() -> list[dict]:
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
     docs = catalog()
-    e = ShardEngine(tmp_path_factory.mktemp("relevance"), MAPPING)
-    e.apply(upserts(docs))
-    yield e, docs
-    e.close()
+    with engine_with(tmp_path_factory.mktemp("relevance"), MAPPING, docs) as e:
+        yield e, docs
 
 
 def search(e: ShardEngine, q: str, **kw) -> object:
     return e.search(Query(q=q, fields=FIELDS, limit=50, **kw))
 
-
-def names(ans) -> list[str]:
-    return [h.document["name"] for h in ans.hits]
 
 
 def test_common_word_gets_no_typo_variants(shop):

@@ -11,7 +11,7 @@ import pytest
 from search_workers.engine import ShardEngine, query
 from shared.contract import Answer, FieldWeight, Query
 
-from .conftest import upserts
+from .conftest import engine_with, names
 
 MAPPING = {
     "idField": "id",
@@ -58,18 +58,13 @@ def catalog() -> list[dict]:
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory):
     docs = catalog()
-    e = ShardEngine(tmp_path_factory.mktemp("exactness"), MAPPING)
-    e.apply(upserts(docs))
-    yield e, docs
-    e.close()
+    with engine_with(tmp_path_factory.mktemp("exactness"), MAPPING, docs) as e:
+        yield e, docs
 
 
 def search(e: ShardEngine, q: str, **kw) -> Answer:
     return e.search(Query(q=q, fields=FIELDS, limit=50, **kw))
 
-
-def names(ans: Answer) -> list[str]:
-    return [h.document["name"] for h in ans.hits]
 
 
 def test_a_glued_word_finds_its_two_words_as_neighbours(shop):
