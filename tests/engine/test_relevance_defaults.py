@@ -61,7 +61,6 @@ def search(e: ShardEngine, q: str, **kw) -> object:
     return e.search(Query(q=q, fields=FIELDS, limit=50, **kw))
 
 
-
 def test_common_word_gets_no_typo_variants(shop):
     e, docs = shop
     ans = search(e, "iphone ")

@@ -66,7 +66,6 @@ def search(e: ShardEngine, q: str, **kw) -> Answer:
     return e.search(Query(q=q, fields=FIELDS, limit=50, **kw))
 
 
-
 def test_a_glued_word_finds_its_two_words_as_neighbours(shop):
     e, docs = shop
     ans = search(e, "applewatch ")
