@@ -112,7 +112,9 @@ class FairAcceptLoop(asyncio.SelectorEventLoop):
         # asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, and the listening
         # socket the supervisor hands over has proto 0: without it a response's second write (uvicorn
         # writes the head, then the body) waits for the client's delayed ACK, 40 ms
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # (not on the Unix sockets of Ray mode's shard channels, which have no such option)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         transport = CoalescingTransport(self, sock, protocol, waiter, extra, server)
         if server is not None:
             self._served.add(transport)

@@ -54,7 +54,7 @@ class ShardReplica:
         would reopen; the rest is re-fed from the database)."""
         e = self._engine()
         return {"appliedSeq": e.applied_seq, "persistedSeq": e.persisted_seq, "docCount": e.doc_count,
-                "nodeId": _node_id(), "pid": os.getpid(), "path": self.path}
+                "nodeId": ray_node_id(), "pid": os.getpid(), "path": self.path}
 
     def applied_seq(self) -> int:
         return self._engine().applied_seq
@@ -100,7 +100,7 @@ class ShardReplica:
                 shutil.rmtree(self.path, ignore_errors=True)
 
 
-def _node_id() -> str | None:
+def ray_node_id() -> str | None:
     """The Ray node id when running inside a Ray worker, else ``None`` (never imports or starts Ray)."""
     ray = sys.modules.get("ray")
     if ray is None:

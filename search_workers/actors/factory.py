@@ -1,10 +1,11 @@
 """The one factory for shard actors.
 
 A shard actor is :class:`ShardActor` made remote here: :class:`~search_workers.replica.ShardReplica`
-(the class the in-process host uses) with two more methods: a search that answers msgpack bytes, and
+(the class the in-process host uses) with three more methods: a search that answers msgpack bytes,
 the same for a batch of queries (the searches of one API process that queued while its calls to the
-actor were in flight, see :meth:`~search_workers.actors.ray_host.RayHost.search_here`).
-Options:
+actor were in flight, see :meth:`~search_workers.actors.ray_host.RayHost.search_here`), and the
+address of its channel, where it also answers searches of API processes on its node
+(:mod:`.channel`). Options:
 
 * named ``shard:<index_id>:g<generation>:s<shard>:r<replica>`` in namespace ``shopsearch`` with
   ``get_if_exists=True``, so every API process / task runner that opens an index gets the same
@@ -29,6 +30,7 @@ Options:
 from __future__ import annotations
 
 import pickle
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +38,8 @@ import msgspec
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from search_workers.replica import ShardReplica
+from search_workers.actors import channel
+from search_workers.replica import ShardReplica, ray_node_id
 from shared.contract import Answer, Query
 
 NAMESPACE = "shopsearch"
@@ -61,6 +64,7 @@ def parse_actor_name(name: str) -> tuple[str, int, int, int] | None:
 
 
 _ENCODER = msgspec.msgpack.Encoder()
+_CHANNEL_LOCK = threading.Lock()
 
 
 class ShardActor(ShardReplica):
@@ -71,6 +75,8 @@ class ShardActor(ShardReplica):
     shard and search. msgpack through msgspec's typed encoder costs ~5 us each way and decodes
     straight into the contract's Structs (see :func:`unpack_answer`).
     """
+
+    _channel: channel.ChannelServer | None = None
 
     # no task events for searches (each call would report its state changes to the GCS: measured
     # ~0.2 ms CPU per search of two shards); applies, opens and probes keep theirs
@@ -92,6 +98,19 @@ class ShardActor(ShardReplica):
         that queue while its calls to this actor are in flight): one msgpack list with, per query
         in order, its Answer or - when the engine refused it - the pickled exception (bytes), so
         one query's error reaches only its own caller (:func:`unpack_many`)."""
+        return self._answer_many(queries)
+
+    def channel_address(self) -> dict[str, Any] | None:
+        """Where this actor also serves searches for callers on its node (:mod:`.channel`):
+        ``{"address", "nodeId"}``, the channel started on first ask; ``None`` where there is none."""
+        if not channel.supported():
+            return None
+        with _CHANNEL_LOCK:  # not the replica's lock: an apply holds that one for long
+            if self._channel is None:
+                self._channel = channel.ChannelServer(self._answer_many)
+        return {"address": self._channel.address, "nodeId": ray_node_id()}
+
+    def _answer_many(self, queries: list[bytes]) -> bytes | list[Answer | bytes]:
         out: list[Answer | bytes] = []
         for query in queries:
             try:

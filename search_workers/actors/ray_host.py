@@ -20,70 +20,89 @@
   for how the control plane re-feeds it.
 * A host that did not open a generation itself (another API process did) finds its actors by
   name (``list_named_actors``) on first use.
-* Searches take :meth:`RayHost.search_here` (the caller's loop, one call per shard and actor
-  idle here, answers as msgpack bytes, concurrent searches batched per actor - below) and fall
-  back to :meth:`BaseHost.search` (the host loop: fail-over, retries, revival) whenever it
-  declines.
+* Searches take :meth:`RayHost.search_here` (the caller's loop; to an actor on this node over
+  its channel, to others by Ray calls batched per actor - below) and fall back to
+  :meth:`BaseHost.search` (the host loop: fail-over, retries, revival) whenever it declines.
 
 What a search costs, and what limits growth on several machines
 ===============================================================
-Measured on one 2-core machine (100k products, 2 shards, storefront profile, no HTTP): the engine
-work is about the same in an actor as in-process (~1.0 ms per shard; ~10% more CPU in the actors
-when caller and actors share the two cores), but every actor call adds Ray's own work - two no-op
-calls fanned out cost 1.5-1.9 ms CPU (submission, the caller's and the actor's IO threads, the
-task's execution machinery, task events), and an answer of 20 documents cost ~0.1 ms more each
-way when pickled (now msgpack, ~5 us). So a search alone pays a fixed ~0.7-0.8 ms of CPU per
-shard on top of the in-process cost, half in the API process and half in the actor; on one
-machine that is the whole difference, since both modes share the cores.
+The engine's work is about the same in an actor as in-process (~0.75 ms per shard for the
+storefront profile at 100k products in 2 shards; 5-10% more in an actor), but every actor call
+adds Ray's own work: submission, the caller's and the actor's IO threads, the task's execution
+machinery - measured ~0.7-0.8 ms of CPU per call on a 2-core machine, half in the API process and
+half in the actor. A search pays that once per shard, as much again as the engine.
 
-Batching amortises that fixed cost over concurrent searches, with no added delay: per event loop
-and actor (a :class:`_Lane`), a shard query is sent at once when fewer than
-:attr:`RayHost.max_in_flight` calls are in flight to that actor; otherwise it waits, and when a
-call comes back every query waiting for that actor goes in one call
+So on the actor's own node a search does not make Ray calls: each actor also serves searches on
+a Unix socket (:mod:`.channel`), and the API process's lane to that actor sends the shard query
+there (pipelined, one request per shard query, answers as msgpack bytes), once it has asked the
+actor for its address. Everything else - applies, probes, placement, restarts, fail-over - stays
+Ray's; a broken channel (the actor died) settles its searches as "unavailable", they take the
+general path, and the lane asks the restarted actor for its new address
+(:attr:`RayHost.channel_retry`, doubling while it fails).
+
+To actors on other nodes, batching amortises the per-call cost over concurrent searches, with no
+added delay: per event loop and actor (a :class:`_Lane`), a shard query is sent at once when
+fewer than :attr:`RayHost.max_in_flight` calls are in flight to that actor; otherwise it waits,
+and when a call comes back every query waiting for that actor goes in one call
 (:meth:`~.factory.ShardActor.search_many_packed`, up to :attr:`RayHost.max_batch`; one msgpack
-list of answers, an engine error as that query's own entry). Direct calls to one actor holding
-10k products (storefront queries, ~0.75 ms of engine work each): one query per call costs the
-actor ~1.25 ms CPU per query, two per call ~1.0 ms, four or more ~0.9 ms; the caller's share falls
-from ~0.4 to ~0.1 ms per query. ``python -m benchmarks.ray_batch_bench`` (one API
-loop with N concurrent searchers, 10 s each; CPU ms per search summed over the caller and the two
-actor processes; load average ~2.2, mostly the benchmark itself):
+list of answers, an engine error as that query's own entry).
 
-=============================  =========  ==========  ==========  ==========
-searchers                      1          4           8           16 (*)
-=============================  =========  ==========  ==========  ==========
-un-batched                     4.6 ms     4.4 ms      4.1 ms      4.35 ms
-                               310/s      388/s       450/s       428/s
-batched, 1 call in flight      4.5 ms     3.7 ms      2.9 ms      3.0 ms
-                               324/s      415/s       566/s       551/s
-  (calls per search)           2.00       1.08        0.56        0.28
-batched, 2 calls in flight     4.3 ms     4.0 ms      3.3 ms      3.7 ms
-                               336/s      431/s       521/s       462/s
-in-process, 1 process          1.9 ms     2.0 ms      1.9 ms
-                               521/s      510/s       525/s
-in-process, 2 processes                   1.9 ms      1.9 ms
-                                          1,043/s     1,015/s
-=============================  =========  ==========  ==========  ==========
+``python -m benchmarks.ray_batch_bench`` (one API loop with N concurrent searchers, 8 s each, no
+HTTP; CPU ms per search summed over the caller and the two actor processes; one sitting):
 
-(*) another run the same hour (12 s each), whose 4 and 8 searchers agreed with these within
-~5-10%. At 1 searcher the three Ray rows make the same calls: they differ by noise.
+=============================  =========  ==========  ==========
+searchers                      1          4           8
+=============================  =========  ==========  ==========
+Ray calls, one per shard       3.1 ms     3.2 ms      3.0 ms
+                               452/s      539/s       599/s
+Ray calls, batched             3.3 ms     2.6 ms      2.6 ms
+  (calls per search)           2.00       1.08        0.56
+channels (this node)           1.7 ms     1.7 ms      1.8 ms
+                               935/s      1,063/s     1,012/s
+  (caller's share)             0.23 ms    0.22 ms     0.25 ms
+in-process, 1 process          1.3 ms     1.3 ms      1.3 ms
+                               756/s      790/s       745/s
+in-process, 2 processes                   1.4 ms      1.45 ms
+                                          1,434/s     1,369/s
+=============================  =========  ==========  ==========
 
-Two calls in flight cost more CPU and were no faster on one machine (smaller batches; the actor
-is never idle long when caller and actors share the cores), hence ``max_in_flight = 1``; across
-machines, where a round trip leaves the actor idle, 2 may pay (not measured). Batching does not
-help a lone searcher (its one query per actor cannot wait for company), and with it Ray mode still
-costs ~1.5x the in-process CPU per search at 8-16 concurrent searches (~2.9 against ~1.9 ms): the
-engine's ~10% more, ~0.2 ms per query of the actor's call handling that batches of 3-7 do not
-amortise (arguments, answers, task execution), and the caller's share of the calls beside the
-merge. On one machine in-process mode stays the cheaper one; Ray mode is the price of what
-in-process cannot do:
+Through HTTP (``python -m benchmarks.ray_http_bench``: an in-process and a Ray-mode server side by
+side, 100k products, 2 shards, 2 serving processes each, phases interleaved over 3 rounds because
+this machine's speed drifts by more than the difference; medians):
+
+=================================  ====================  ====================  =============
+                                   in-process            Ray, channels         Ray/in-process
+=================================  ====================  ====================  =============
+uncached, 4 clients                748/s, 2.30 ms CPU    561/s, 3.03 ms CPU    0.75x, 1.32x
+  (p99)                            12.8 ms               15.3 ms
+real-query mix, 8 clients          2,968/s, 0.50 ms CPU  2,211/s, 0.71 ms CPU  0.75x, 1.41x
+  (p99)                            9.8 ms                24.3 ms
+the mix, all cached, 8 clients     4,216/s, 0.29 ms CPU  4,470/s, 0.28 ms CPU  1.06x, 0.96x
+=================================  ====================  ====================  =============
+
+Before channels (Ray calls, batched; ``search_bench`` runs one after the other) Ray mode did 0.42x
+the uncached rate and 0.50x the mix's. What an uncached search still costs more: ~0.2 ms in the API
+process (the query pickled, two answers decoded, two socket round trips on the loop), ~0.1 ms per
+shard in the actors (socket and thread hand-offs), the engine's 5-10% in an actor, and four busy
+processes sharing two cores where in-process has two. In the mix, the computed answers wait in
+both actors' queues (every search needs every shard, so each actor serialises all of them) - hence
+the p99. A cached answer costs the same in both modes. So on one machine in-process stays the
+cheaper mode; Ray mode is what grows past one machine, at ~1.3x the CPU per uncached search on it.
+Two Ray calls in flight per actor cost more CPU than one and were no faster on one machine, hence
+``max_in_flight = 1``; across machines, where a round trip leaves the actor idle, 2 may pay (not
+measured).
 
 * Read capacity grows with replicas and nodes (every search asks one replica of every shard), but
-  the per-search cost grows with the number of shards: each shard is one more call, ~0.4 ms more
-  CPU in the API process and ~0.4 ms in an actor (less when batched), and one more chance to wait for the slowest (the
-  fan-out's latency is the maximum of the shards'). Shard for size (memory per actor, engine time
-  per shard), not for speed; add replicas for read traffic.
+  the per-search cost grows with the number of shards: each shard is one more request (~0.1 ms
+  over a channel; a Ray call to another node ~0.4 ms more CPU in the API process and ~0.4 ms in
+  the actor, less when batched), and one more chance to wait for the slowest (the fan-out's
+  latency is the maximum of the shards'). Shard for size (memory per actor, engine time per
+  shard), not for speed; add replicas for read traffic.
+* Channels are node-local (a Unix socket, the peer's user checked): searches of actors on other
+  nodes are Ray calls. A TCP channel between nodes would save the same there, but needs its own
+  authentication and encryption (Ray's calls have the cluster's); not built.
 * The API processes are Ray drivers: each holds a core worker with its threads and a connection
-  to the GCS, and spends ~0.4 ms CPU per shard call; the merge (hits, facet counts) is theirs too,
+  to the GCS, and spends ~0.4 ms CPU per Ray call; the merge (hits, facet counts) is theirs too,
   growing with shards x facet values. The API tier must grow with the search rate.
 * The head node's GCS is one process: actor creation, name lookups (``list_named_actors`` on
   first use in every API process), node liveness, and the task events calls report. Search calls
@@ -106,14 +125,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
+import pickle
 import threading
 from pathlib import Path
 from typing import Any
 
 import ray
 from ray import exceptions as rex
+from ray.util.client import ray as client_ray
 
 from search_workers.engine import ShardEngine
 from search_workers.host import BaseHost, ShardNotOpen, check_index_id, replica_dir_name
@@ -121,6 +143,8 @@ from search_workers.merge import merge_answers
 from shared.contract import Answer, Query, ShardSpec, shard_query
 from shared.routing import shard_hash
 
+from . import channel as channel_module
+from .channel import ChannelClient
 from .factory import (
     NAMESPACE,
     actor_name,
@@ -156,6 +180,10 @@ class RayHost(BaseHost):
     max_in_flight: int = 1
     #: shard queries per batched call at most
     max_batch: int = 32
+    #: searches go over the actors' channels (:mod:`.channel`) to the actors on this node
+    channels: bool = True
+    #: seconds before a lane asks again for a channel that broke or could not be opened
+    channel_retry: float = 1.0
 
     def __init__(self, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE, detached: bool = True,
                  owns_ray: bool = False) -> None:
@@ -175,6 +203,9 @@ class RayHost(BaseHost):
         #: fast-path actor calls made and shard queries they carried (calls < queries: batches formed)
         self.fast_calls = 0
         self.fast_queries = 0
+        #: fast-path shard queries sent over a channel instead
+        self.channel_queries = 0
+        self._node: str | None | bool = False  # False: not looked up yet
 
     @classmethod
     def connect(cls, address: str, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE) -> RayHost:
@@ -202,6 +233,16 @@ class RayHost(BaseHost):
         ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, namespace=namespace,
                  log_to_driver=False)
         return str(ray.get_runtime_context().gcs_address)
+
+    def node_id(self) -> str | None:
+        """The Ray node this process is on (``None``: unknown, or a Ray client connection - a
+        ``ray://`` driver runs on the cluster, not here, so no actor shares this machine)."""
+        if self._node is False:
+            try:
+                self._node = None if client_ray.is_connected() else str(ray.get_runtime_context().get_node_id())
+            except Exception:
+                self._node = None
+        return self._node  # type: ignore[return-value]
 
     # -- primitives ----------------------------------------------------------------------
     def _unavailable(self, exc: BaseException) -> bool:
@@ -285,6 +326,8 @@ class RayHost(BaseHost):
             key = (index_id, generation, shard_no, replica_no)
             lane = lanes.get(key)
             if lane is None or lane.handle is not handle:  # new, or the replica was re-created
+                if lane is not None:
+                    lane.close()
                 lane = lanes[key] = _Lane(self, handle, loop)
             lane.submit(sq, search, shard_no)
         try:
@@ -309,7 +352,7 @@ class RayHost(BaseHost):
     def _drop_lanes(self, index_id: str, generation: int | None = None) -> None:
         for lanes in list(self._lanes.values()):
             for key in [k for k in list(lanes) if k[0] == index_id and generation in (None, k[1])]:
-                lanes.pop(key, None)
+                lanes.pop(key).close()
 
     def _outcome(self, exc: BaseException) -> BaseException | None:
         """What a failed shard call means for its search: the engine's exception to raise, or
@@ -515,6 +558,9 @@ class RayHost(BaseHost):
 
     async def close(self) -> None:
         self._handles.clear()
+        for lanes in self._lanes.values():
+            for lane in lanes.values():
+                lane.close()
         self._lanes.clear()
         if self._owns_ray and ray.is_initialized():
             await asyncio.to_thread(ray.shutdown)
@@ -590,12 +636,17 @@ class _Call:
 class _Lane:
     """The fast path's calls from one event loop to one actor (touched on that loop only).
 
+    On the actor's node, the lane sends each shard query over the actor's channel (:mod:`.channel`),
+    once it has asked the actor for its address and connected; until then, and whenever the channel
+    breaks (re-tried after :attr:`RayHost.channel_retry` seconds), it makes Ray calls:
+
     At most ``host.max_in_flight`` calls are in flight; a shard query arriving then waits, and
     when a call comes back the waiting queries go together in one call (up to ``host.max_batch``).
     A call older than ``host.read_timeout`` (its searches gave up) no longer counts as in flight,
     so an actor that never answers one call does not hold back the next searches for good."""
 
-    __slots__ = ("batches", "flight", "handle", "host", "loop", "waiting")
+    __slots__ = ("batches", "channel", "channel_failures", "channel_state", "channel_task", "flight", "handle",
+                 "host", "loop", "retry_at", "waiting")
 
     def __init__(self, host: RayHost, handle: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.host = host
@@ -604,11 +655,120 @@ class _Lane:
         self.flight: list[_Call] = []
         self.waiting: list[_Item] = []
         self.batches = True  # False: an actor of an older version (no search_many_packed)
+        self.channel: ChannelClient | None = None
+        #: "idle" (ask for the address from ``retry_at`` on), "asking" or "none" (never: another node,
+        #: no channel support, an older actor); an open channel is :attr:`channel`
+        self.channel_state = "idle"
+        self.channel_task: asyncio.Task[None] | None = None
+        self.retry_at = 0.0
+        self.channel_failures = 0
 
     def submit(self, sq: bytes, search: _Search, shard_no: int) -> None:
+        if self.host.channels and self._over_channel(sq, search, shard_no):
+            return
         self.waiting.append((sq, search, shard_no))
         self._pump()
 
+    def close(self) -> None:
+        """Close the channel (from any thread: on the lane's loop)."""
+        try:
+            here = asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            here = False
+        if here:
+            self._close_here()
+        else:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: so is its transport
+                self.loop.call_soon_threadsafe(self._close_here)
+
+    def _close_here(self) -> None:
+        self.channel_state = "none"
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.channel_task is not None:
+            self.channel_task.cancel()
+
+    # -- the channel -----------------------------------------------------------------------
+    def _over_channel(self, sq: bytes, search: _Search, shard_no: int) -> bool:
+        """Send the shard query over the channel if one is open (else maybe start opening one)."""
+        ch = self.channel
+        if ch is None:
+            if self.channel_state == "idle" and self.loop.time() >= self.retry_at:
+                self._ask_address()
+            return False
+        if ch.send(sq, functools.partial(self._reply, search, shard_no), self.loop.time()):
+            self.host.channel_queries += 1
+            return True
+        self.channel = None  # broken: Ray calls until it is re-opened
+        self._retry_later()
+        return False
+
+    def _ask_address(self) -> None:
+        self.channel_state = "asking"
+        try:
+            ref = self.handle.channel_address.remote()
+        except AttributeError:  # an actor of an older version
+            self.channel_state = "none"
+            return
+        except Exception:  # pragma: no cover - submission failed
+            self._retry_later()
+            return
+        loop = self.loop
+
+        def done(fut: concurrent.futures.Future[Any]) -> None:  # on a Ray thread
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._got_address, fut)
+
+        ref.future().add_done_callback(done)
+
+    def _retry_later(self) -> None:
+        """Ask again later: after ``channel_retry`` seconds, doubling while attempts keep failing (to 60)."""
+        if self.channel_state != "none":
+            self.channel_state = "idle"
+            self.retry_at = self.loop.time() + min(60.0, self.host.channel_retry * 2 ** self.channel_failures)
+            self.channel_failures += 1
+
+    def _got_address(self, fut: concurrent.futures.Future[Any]) -> None:
+        if self.channel_state != "asking":
+            return  # closed meanwhile
+        if fut.exception() is not None:
+            self._retry_later()  # restarting, say
+            return
+        where = fut.result()
+        if not where or where.get("nodeId") is None or where.get("nodeId") != self.host.node_id():
+            self.channel_state = "none"  # another node (or no channel there): Ray calls
+            return
+        self.channel_task = self.loop.create_task(self._connect(where["address"]))
+
+    async def _connect(self, address: str) -> None:
+        try:
+            client = await ChannelClient.connect(address, self.host.read_timeout)
+        except (OSError, TimeoutError) as exc:
+            log.warning("shard channel %r: %r; Ray calls meanwhile", address, exc)
+            self._retry_later()
+            return
+        if self.channel_state != "asking":  # closed meanwhile
+            client.close()
+            return
+        self.channel = client
+        self.channel_state = "idle"
+        self.channel_failures = 0
+
+    def _reply(self, search: _Search, shard_no: int, reply: channel_module.Reply) -> None:
+        if reply is None:  # the channel broke: the general path takes the search
+            search.settle(shard_no, None)
+            return
+        kind, payload = reply
+        try:
+            entries = unpack_many(payload if kind == channel_module.KIND_MSGPACK else pickle.loads(payload))
+            result = entries[0]
+        except Exception as err:  # pragma: no cover - an answer that does not decode
+            search.settle(shard_no, err)
+            return
+        search.settle(shard_no, result if isinstance(result, Answer) else self.host._outcome(result))
+
+    # -- Ray calls -------------------------------------------------------------------------
     def _room(self) -> bool:
         if len(self.flight) < self.host.max_in_flight or not self.batches:
             return True

@@ -7,6 +7,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+import psutil
 import pytest
 import ray
 
@@ -219,16 +220,27 @@ async def test_fast_path_answers_equal_the_general_path_and_one_shard(host, tmp_
 
 
 async def _kill_for_good(handle) -> None:
-    """``ray.kill`` without restart, returning once calls fail (the kill is asynchronous: a call
-    made right after it may still be answered)."""
+    """``ray.kill`` without restart, returning once calls fail and the actor's process is gone (the
+    kill is asynchronous: a call made right after it may still be answered, and the process - which
+    also answers over its channel - exits a moment after Ray counts the actor dead)."""
+    pid = (await handle.info.remote())["pid"]
     ray.kill(handle, no_restart=True)
     for _ in range(100):
         try:
             await handle.applied_seq.remote()
         except ray.exceptions.RayActorError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the killed actor still answers")
+    for _ in range(200):
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
             return
         await asyncio.sleep(0.05)
-    raise AssertionError("the killed actor still answers")
+    raise AssertionError("the killed actor's process is still running")
 
 
 async def test_fast_path_falls_back_when_a_replica_is_down(host, tmp_path):
@@ -263,6 +275,7 @@ async def _open_fed(host, index_id: str, shards: int, replicas: int) -> None:
 async def test_concurrent_searches_are_batched_with_the_answers_of_sequential_ones(host):
     """Searches arriving while a call to an actor is in flight go to it together in one call
     (``search_many_packed``), and each gets exactly the answer it gets alone."""
+    host.channels = False  # Ray calls, which these batch
     await _open_fed(host, "idx_batch", 2, 2)
     queries = [Q(q) for q in _batch_queries()]
     assert len(queries) >= 28
@@ -285,6 +298,7 @@ async def test_concurrent_searches_are_batched_with_the_answers_of_sequential_on
 
 
 async def test_an_engine_error_in_a_batch_reaches_only_its_caller(host):
+    host.channels = False  # Ray calls, which these batch
     await _open_fed(host, "idx_batcherr", 2, 1)
     queries = [Q(q) for q in _batch_queries()]
     alone = [await host.search_here("idx_batcherr", 1, q) for q in queries]
@@ -302,8 +316,75 @@ async def test_an_engine_error_in_a_batch_reaches_only_its_caller(host):
 
 
 async def test_batched_searches_fall_back_when_a_replica_is_down(host):
+    host.channels = False  # Ray calls, which these batch
     await _open_fed(host, "idx_batchdown", 2, 1)
     queries = [Q(q) for q in _batch_queries()]
     await _kill_for_good(await host.actor("idx_batchdown", 1, 1, 0))
     got = await asyncio.gather(*(host.search_here("idx_batchdown", 1, q) for q in queries))
     assert got == [None] * len(queries)  # every one left to the general path
+
+
+async def _until_channels(host, index_id: str, query) -> None:
+    """Search until the lanes have opened their channels (the first searches make Ray calls meanwhile)."""
+    for _ in range(200):
+        before = host.channel_queries
+        await host.search_here(index_id, 1, query)
+        if host.channel_queries - before == 2:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("no channel opened")
+
+
+async def test_searches_on_this_node_go_over_the_actors_channels(host):
+    """On the actors' node, shard queries go over the actors' Unix sockets, not Ray calls, and
+    answer exactly what Ray calls and the general path answer; engine refusals are raised as such."""
+    await _open_fed(host, "idx_chan", 2, 2)
+    queries = [Q(q) for q in _batch_queries()]
+    await _until_channels(host, "idx_chan", queries[0])
+    calls, sent = host.fast_calls, host.channel_queries
+    over_channel = [await host.search_here("idx_chan", 1, q) for q in queries]
+    together = await asyncio.gather(*(host.search_here("idx_chan", 1, q) for q in queries))
+    assert host.fast_calls == calls  # no Ray call
+    assert host.channel_queries - sent == 2 * 2 * len(queries)
+    host.channels = False
+    by_ray = [await host.search_here("idx_chan", 1, q) for q in queries]
+    assert host.fast_calls > calls
+    host.channels = True
+    assert over_channel == together == by_ray
+    assert all(a is not None and not a.partial for a in over_channel)
+    assert [await host.search("idx_chan", 1, q) for q in queries[:5]] == over_channel[:5]
+    with pytest.raises(EngineError) as err:
+        await host.search_here("idx_chan", 1, Q({"q": "x", "filters": {"title": "x"}}))
+    assert err.value.code.startswith("FIELD_NOT")
+
+
+async def test_no_channel_to_actors_on_another_node(host):
+    await _open_fed(host, "idx_elsewhere", 2, 1)
+    host._node = "some-other-node"
+    for _ in range(10):
+        assert (await host.search_here("idx_elsewhere", 1, Q({"limit": 0}))).total == 200
+        await asyncio.sleep(0.02)
+    assert host.channel_queries == 0
+    assert host.fast_queries >= 20
+
+
+async def test_a_restarted_actor_is_reached_over_its_new_channel(host):
+    """A killed actor's channel breaks: its searches take the general path (Ray calls, retries),
+    and once Ray has restarted it the lane asks for its new address and uses that."""
+    host.channel_retry = 0.05
+    await _open_fed(host, "idx_rechan", 2, 1)
+    query = Q({"q": "red", "facets": ["brand"]})
+    await _until_channels(host, "idx_rechan", query)
+    expected = await host.search_here("idx_rechan", 1, query)
+    before = (await host.replica_info("idx_rechan", 1))[1][0]["pid"]
+    ray.kill(await host.actor("idx_rechan", 1, 1, 0), no_restart=False)
+    for _ in range(100):  # answered throughout: the fast path declines, the general path retries
+        answer = await host.search_here("idx_rechan", 1, query) or await host.search("idx_rechan", 1, query)
+        assert answer.total <= expected.total
+        if (await host.replica_info("idx_rechan", 1))[1][0]["pid"] != before:
+            break
+        await asyncio.sleep(0.05)
+    assert (await host.replica_info("idx_rechan", 1))[1][0]["pid"] != before
+    await refeed(host, "idx_rechan", 1, 2, SOURCE, LAST)  # it reopened its files; nothing to re-feed
+    await _until_channels(host, "idx_rechan", query)
+    assert await host.search_here("idx_rechan", 1, query) == expected
