@@ -9,6 +9,7 @@ concurrent requests), each searching in a loop for ``--seconds``:
 
 * ``ray unbatched``: ``RayHost.search_here`` with ``batching = False`` (one call per shard per search);
 * ``ray batched (k in flight)``: with batching, ``max_in_flight = k``;
+* ``ray channel``: the shard queries over the actors' channels (Unix sockets, same node);
 * ``in-process``: ``LocalHost.search_now`` on the loop, as the bridge runs in-process searches, in
   one process (one core: the GIL) and in two (``serve --workers 2``: both cores, the searchers split
   between them), each process with its own copy of the shards.
@@ -147,10 +148,15 @@ async def bench_ray(shards_dir: Path, qs: list[Query], args: argparse.Namespace)
 
         for q in qs:  # warm-up: every query once (caches per shard version, imports)
             await search(q)
-        modes = [("ray unbatched", False, 1)] + [(f"ray batched ({k} in flight)", True, k) for k in args.in_flight]
+        modes = ([("ray unbatched", False, 1, False)]
+                 + [(f"ray batched ({k} in flight)", True, k, False) for k in args.in_flight]
+                 + [("ray channel", True, 1, True)])
+        host.channels = True
+        for q in qs[:20]:  # opens the channels
+            await search(q)
         for searchers in args.searchers:
-            for name, batching, in_flight in modes:
-                host.batching, host.max_in_flight = batching, in_flight
+            for name, batching, in_flight, channels in modes:
+                host.batching, host.max_in_flight, host.channels = batching, in_flight, channels
                 others = ray_tree(pids)
                 c0, a0, o0, calls0 = cpu([me]), cpu(actors), cpu(others), host.fast_calls
                 t0 = time.perf_counter()

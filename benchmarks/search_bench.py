@@ -281,7 +281,7 @@ def main() -> int:
     docs = expand(args.docs)
     queries = weighted_queries(20_000)
     mix = real_mix(20_000)
-    per_phase = max(2_000, int(800 * args.seconds))  # more distinct combinations than a phase can send
+    per_phase = max(2_000, int(1_600 * args.seconds))  # more distinct combinations than a phase can send
     combos = word_combinations(3 * per_phase)
     lines: list[str] = []
     extra_env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if args.ray else None

@@ -1,0 +1,124 @@
+"""Ray mode against in-process through HTTP, phases interleaved so both see the same machine:
+``python -m benchmarks.ray_http_bench [--docs 100000] [--seconds 10] [--rounds 3]``.
+
+This machine's speed drifts by 20-30% over minutes, more than the difference being measured, so two
+``search_bench`` runs one after the other compare the drift as much as the modes. Here both servers
+run at once (``serve`` default processes, one with ``SHOPSEARCH_RAY_ADDRESS=local``: shards in Ray
+actors), each with the catalog expanded to ``--docs`` products in 2 shards and the storefront profile
+of ``search_bench``, and every phase runs on one, then at once on the other (the idle one costs
+~0.01 core), for ``--rounds`` rounds:
+
+* uncached word combinations at 4 clients (every phase its own combinations);
+* the real-query mix at 8 clients from a cold cache;
+* the same mix again, its answers now cached (what the shard host costs nothing in).
+
+Printed per phase and mode: searches/s, p50, p99 and the server's CPU per search; then the median
+of the rounds per mode and the Ray/in-process ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+
+from benchmarks.common import (
+    STOREFRONT_FACETS,
+    STOREFRONT_MAPPING,
+    STOREFRONT_PROFILE,
+    expand,
+    make_tenant,
+    running_server,
+    upload_catalog,
+)
+from benchmarks.search_bench import ORIGIN, load, measured, rate, real_mix, word_combinations
+
+PHASES = ("uncached, 4 clients", "real-query mix, 8 clients", "mix all cached, 8 clients")
+
+
+class Target:
+    """One running server with the storefront index and profile."""
+
+    def __init__(self, name: str, server: Any, docs: list[dict[str, Any]]) -> None:
+        self.name, self.server = name, server
+        tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
+        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
+        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
+                          json={"name": "bestbuy", "shards": 2, "mapping": STOREFRONT_MAPPING})
+        index.raise_for_status()
+        self.index_url = f"/v1/projects/{tenant.project_id}/indices/{index.json()['id']}"
+        http.put(self.index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
+        upload_catalog(server.base, tenant, self.index_url, docs)
+        profile = http.post(self.index_url + "/profiles", json=STOREFRONT_PROFILE)
+        profile.raise_for_status()
+        self.profile = profile.json()
+        self.http = http
+        self.url = f"{server.base}/v1/search/{self.profile['profileKey']}"
+        self.headers = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
+
+    def cold_cache(self) -> None:
+        """Saving the profile moves the index epoch: every cached answer is retired."""
+        self.http.put(f"{self.index_url}/profiles/{self.profile['id']}", json=STOREFRONT_PROFILE).raise_for_status()
+
+    def phase(self, requests: list[Any], clients: int, seconds: float) -> dict[str, Any]:
+        return measured(self.server.pid, lambda: load(self.url, self.headers, requests, clients, seconds))
+
+
+def line(name: str, mode: str, r: dict[str, Any]) -> str:
+    per = 1000 * r["cores"] / rate(r) if rate(r) else 0.0
+    return (f"{name:26s} {mode:11s} {rate(r):6.0f}/s  p50 {r['p50']:6.2f}  p99 {r['p99']:6.2f} ms  "
+            f"server {r['cores']:4.2f} cores, {per:4.2f} ms CPU/search  errors {r['errors']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    docs = expand(args.docs)
+    mix = real_mix(20_000)
+    per_phase = int(1_600 * args.seconds)
+    combos = word_combinations(2 * args.rounds * per_phase + 2_000)
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with ExitStack() as stack:
+        targets = [Target("in-process", stack.enter_context(running_server()), docs),
+                   Target("ray", stack.enter_context(running_server(extra_env={"SHOPSEARCH_RAY_ADDRESS": "local"})),
+                          docs)]
+        for t in targets:  # warm-up: paths, columns, channels
+            load(t.url, t.headers, combos[-2_000:], 4, 3)
+        used = 0
+        for k in range(args.rounds):
+            for name in PHASES:
+                for t in targets if k % 2 == 0 else targets[::-1]:
+                    if name.startswith("uncached"):
+                        r = t.phase(combos[used:used + per_phase], 4, args.seconds)
+                        used += per_phase
+                    elif name.startswith("real-query"):
+                        t.cold_cache()
+                        r = t.phase(mix, 8, args.seconds)
+                        t.phase(mix, 8, args.seconds)  # the rest of the mix into the cache
+                    else:
+                        r = t.phase(mix, 8, args.seconds)
+                    results.setdefault((name, t.name), []).append(r)
+                    print(f"round {k + 1}  " + line(name, t.name, r), flush=True)
+    print(f"\n== median of {args.rounds} interleaved rounds, {args.docs} products, 2 shards, serve default processes")
+    for name in PHASES:
+        med = {}
+        for mode in ("in-process", "ray"):
+            rs = results[(name, mode)]
+            rates = [rate(r) for r in rs]
+            cpus = [1000 * r["cores"] / rate(r) for r in rs if rate(r)]
+            med[mode] = (statistics.median(rates), statistics.median(cpus))
+            p99 = statistics.median(r["p99"] for r in rs)
+            print(f"{name:26s} {mode:11s} {med[mode][0]:6.0f}/s  {med[mode][1]:4.2f} ms CPU/search  p99 {p99:5.1f} ms")
+        print(f"{name:26s} ray/in-process: {med['ray'][0] / med['in-process'][0]:.2f}x the searches/s, "
+              f"{med['ray'][1] / med['in-process'][1]:.2f}x the CPU per search")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
