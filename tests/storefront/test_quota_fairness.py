@@ -14,11 +14,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.common import running_server
+from control_plane.ratelimit import Batches
 from control_plane.search.quota import _client
 from tests.factories import bearer, make_key
 from tests.index.helpers import create_index, make_tenant, products, upload
 
 ORIGIN = "https://shop.example.com"
+WORKERS = 2  # serving processes of the real server: they share the counts through the state file
 
 
 @pytest.fixture
@@ -71,11 +73,9 @@ def test_ipv6_shoppers_are_counted_per_64_block():
     assert _client("127.0.0.2") == "127.0.0.2"
 
 
-
-
 def test_over_http_each_client_address_has_its_own_share():
     """On a real server the address is the connection's: shoppers bound to 127.0.0.2 and 127.0.0.3."""
-    with running_server() as server, httpx.Client(base_url=server.base, timeout=30) as http:
+    with running_server(workers=WORKERS) as server, httpx.Client(base_url=server.base, timeout=30) as http:
         email, password = "quota@shop.example", "a long enough password"
         created = json.loads(server.cli("tenants", "create", "--email", email, "--password", password,
                                   "--org", "Shop", "--project", "web", "--verified", "--json"))
@@ -96,7 +96,11 @@ def test_over_http_each_client_address_has_its_own_share():
                               timeout=30) as shopper:
                 statuses = [shopper.post(url, json={"q": ""}, headers=storefront).status_code for _ in range(51)]
             assert statuses[:50] == [200] * 50 and statuses[50] == 429, (ip, statuses)
-        # the storefront's share is used up; the shop's server still searches
-        assert http.post(url, json={"q": ""}, headers=storefront).status_code == 429
+        # the storefront's share is used up. The serving processes count it in batches
+        # (control_plane.ratelimit.Batches): each may let through fewer than 100 // SHARE more
+        # before it learns the others' count, so a third address is refused within that slack.
+        slack = WORKERS * (100 // Batches.SHARE - 1)
+        statuses = [http.post(url, json={"q": ""}, headers=storefront).status_code for _ in range(slack + 1)]
+        assert 429 in statuses and statuses.count(200) <= slack, statuses
         assert http.post(url, json={"q": ""}, headers=secret).status_code == 200
         assert http.post(f"{project}/indices/{index['id']}/search", json={"q": ""}, headers=secret).status_code == 200
