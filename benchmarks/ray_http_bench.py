@@ -12,8 +12,10 @@ of ``search_bench``, and every phase runs on one, then at once on the other (the
 * the real-query mix at 8 clients from a cold cache;
 * the same mix again, its answers now cached (what the shard host costs nothing in).
 
-Printed per phase and mode: searches/s, p50, p99 and the server's CPU per search; then the median
-of the rounds per mode and the Ray/in-process ratios.
+``--ray-workers 1,2`` runs one Ray-mode server per count of serving processes (``serve --workers``)
+instead of one with ``serve``'s default, all interleaved. Printed per phase and mode: searches/s,
+p50, p99 and the server's CPU per search; then the median of the rounds per mode and the median of
+each round's Ray/in-process ratios (paired: the same minutes of the machine).
 """
 
 from __future__ import annotations
@@ -67,8 +69,12 @@ class Target:
         return measured(self.server.pid, lambda: load(self.url, self.headers, requests, clients, seconds))
 
 
+def cpu_ms(r: dict[str, Any]) -> float:
+    return 1000 * r["cores"] / rate(r) if rate(r) else 0.0
+
+
 def line(name: str, mode: str, r: dict[str, Any]) -> str:
-    per = 1000 * r["cores"] / rate(r) if rate(r) else 0.0
+    per = cpu_ms(r)
     return (f"{name:26s} {mode:11s} {rate(r):6.0f}/s  p50 {r['p50']:6.2f}  p99 {r['p99']:6.2f} ms  "
             f"server {r['cores']:4.2f} cores, {per:4.2f} ms CPU/search  errors {r['errors']}")
 
@@ -78,22 +84,26 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ray-workers", default="",
+                    help="comma-separated serving-process counts for Ray-mode servers (default: one, serve's default)")
     args = ap.parse_args()
+    ray_workers: list[int | None] = [int(w) for w in args.ray_workers.split(",") if w] or [None]
     docs = expand(args.docs)
     mix = real_mix(20_000)
     per_phase = int(1_600 * args.seconds)
-    combos = word_combinations(2 * args.rounds * per_phase + 2_000)
+    combos = word_combinations((1 + len(ray_workers)) * args.rounds * per_phase + 2_000)
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with ExitStack() as stack:
-        targets = [Target("in-process", stack.enter_context(running_server()), docs),
-                   Target("ray", stack.enter_context(running_server(extra_env={"SHOPSEARCH_RAY_ADDRESS": "local"})),
-                          docs)]
+        targets = [Target("in-process", stack.enter_context(running_server()), docs)]
+        for w in ray_workers:
+            server = running_server(extra_env={"SHOPSEARCH_RAY_ADDRESS": "local"}, workers=w)
+            targets.append(Target("ray" if w is None else f"ray x{w}", stack.enter_context(server), docs))
         for t in targets:  # warm-up: paths, columns, channels
             load(t.url, t.headers, combos[-2_000:], 4, 3)
         used = 0
         for k in range(args.rounds):
             for name in PHASES:
-                for t in targets if k % 2 == 0 else targets[::-1]:
+                for t in targets[k % len(targets):] + targets[:k % len(targets)]:
                     if name.startswith("uncached"):
                         r = t.phase(combos[used:used + per_phase], 4, args.seconds)
                         used += per_phase
@@ -105,18 +115,19 @@ def main() -> int:
                         r = t.phase(mix, 8, args.seconds)
                     results.setdefault((name, t.name), []).append(r)
                     print(f"round {k + 1}  " + line(name, t.name, r), flush=True)
-    print(f"\n== median of {args.rounds} interleaved rounds, {args.docs} products, 2 shards, serve default processes")
+    print(f"\n== median of {args.rounds} interleaved rounds, {args.docs} products, 2 shards; ratios paired by round")
     for name in PHASES:
-        med = {}
-        for mode in ("in-process", "ray"):
+        base = results[(name, "in-process")]
+        for mode in [t.name for t in targets]:
             rs = results[(name, mode)]
-            rates = [rate(r) for r in rs]
-            cpus = [1000 * r["cores"] / rate(r) for r in rs if rate(r)]
-            med[mode] = (statistics.median(rates), statistics.median(cpus))
             p99 = statistics.median(r["p99"] for r in rs)
-            print(f"{name:26s} {mode:11s} {med[mode][0]:6.0f}/s  {med[mode][1]:4.2f} ms CPU/search  p99 {p99:5.1f} ms")
-        print(f"{name:26s} ray/in-process: {med['ray'][0] / med['in-process'][0]:.2f}x the searches/s, "
-              f"{med['ray'][1] / med['in-process'][1]:.2f}x the CPU per search")
+            print(f"{name:26s} {mode:11s} {statistics.median(rate(r) for r in rs):6.0f}/s  "
+                  f"{statistics.median(cpu_ms(r) for r in rs):4.2f} ms CPU/search  p99 {p99:5.1f} ms")
+        for mode in [t.name for t in targets[1:]]:
+            rs = results[(name, mode)]
+            rates = statistics.median(rate(r) / rate(b) for r, b in zip(rs, base, strict=True))
+            cpus = statistics.median(cpu_ms(r) / cpu_ms(b) for r, b in zip(rs, base, strict=True))
+            print(f"{name:26s} {mode}/in-process: {rates:.2f}x the searches/s, {cpus:.2f}x the CPU per search")
     return 0
 
 

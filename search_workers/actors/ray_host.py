@@ -66,28 +66,31 @@ in-process, 2 processes                   1.4 ms      1.45 ms
                                           1,434/s     1,369/s
 =============================  =========  ==========  ==========
 
-Through HTTP (``python -m benchmarks.ray_http_bench``: an in-process and a Ray-mode server side by
-side, 100k products, 2 shards, 2 serving processes each, phases interleaved over 3 rounds because
-this machine's speed drifts by more than the difference; medians):
+Through HTTP (``python -m benchmarks.ray_http_bench --ray-workers 1,2 --rounds 4``: an in-process
+server (2 serving processes) and Ray-mode servers with 1 and 2 serving processes side by side, 100k
+products, 2 shards, phases interleaved because this machine's speed drifts by more than the
+difference; medians, ratios paired by round):
 
-=================================  ====================  ====================  =============
-                                   in-process            Ray, channels         Ray/in-process
-=================================  ====================  ====================  =============
-uncached, 4 clients                748/s, 2.30 ms CPU    561/s, 3.03 ms CPU    0.75x, 1.32x
-  (p99)                            12.8 ms               15.3 ms
-real-query mix, 8 clients          2,968/s, 0.50 ms CPU  2,211/s, 0.71 ms CPU  0.75x, 1.41x
-  (p99)                            9.8 ms                24.3 ms
-the mix, all cached, 8 clients     4,216/s, 0.29 ms CPU  4,470/s, 0.28 ms CPU  1.06x, 0.96x
-=================================  ====================  ====================  =============
+=================================  ====================  ====================  ====================
+                                   in-process            Ray, 1 process        Ray, 2 processes
+=================================  ====================  ====================  ====================
+uncached, 4 clients                689/s, 2.41 ms CPU    597/s, 2.59 ms CPU    560/s, 2.91 ms CPU
+  (Ray/in-process)                                       0.85x, 1.09x          0.77x, 1.28x
+real-query mix, 8 clients          2,209/s, 0.65 ms CPU  1,934/s, 0.71 ms CPU  1,855/s, 0.83 ms CPU
+  (Ray/in-process)                                       0.88x, 1.09x          0.82x, 1.27x
+the mix, all cached, 8 clients     4,116/s, 0.30 ms CPU  4,167/s, 0.24 ms CPU  4,104/s, 0.30 ms CPU
+=================================  ====================  ====================  ====================
 
-Before channels (Ray calls, batched; ``search_bench`` runs one after the other) Ray mode did 0.42x
-the uncached rate and 0.50x the mix's. What an uncached search still costs more: ~0.2 ms in the API
-process (the query pickled, two answers decoded, two socket round trips on the loop), ~0.1 ms per
-shard in the actors (socket and thread hand-offs), the engine's 5-10% in an actor, and four busy
-processes sharing two cores where in-process has two. In the mix, the computed answers wait in
-both actors' queues (every search needs every shard, so each actor serialises all of them) - hence
-the p99. A cached answer costs the same in both modes. So on one machine in-process stays the
-cheaper mode; Ray mode is what grows past one machine, at ~1.3x the CPU per uncached search on it.
+Hence ``serve``'s default of half the cores in Ray mode (``cli.serve.default_workers``): the actors
+do the engine's work, and more serving processes only take turns with them. Before channels (Ray
+calls, batched; ``search_bench`` runs one after the other) Ray mode did 0.42x the uncached rate and
+0.50x the mix's. What an uncached search still costs more: the query pickled and two answers
+decoded in the API process, ~6% of an actor's time in the channel and the answer's encoding, the
+engine's 5-10% in an actor, and three processes woken per search on two cores where in-process wakes
+one (more latency than CPU). In the mix, the computed answers wait in both actors' queues (every
+search needs every shard, so each actor serialises all of them) - hence the p99. So on one machine
+in-process stays the cheaper mode, by 10-15% on computed answers; Ray mode is what grows past one
+machine.
 Two Ray calls in flight per actor cost more CPU than one and were no faster on one machine, hence
 ``max_in_flight = 1``; across machines, where a round trip leaves the actor idle, 2 may pay (not
 measured).
