@@ -1,6 +1,7 @@
 """What every domain puts on the wire: camelCase models and timestamps, list cursors and keyset
 pages (CONTRACT §0: ``?limit=&cursor=``, answers ``{"items": [...], "nextCursor": …}``), the
-documented error body, and JSON responses encoded with orjson.
+documented error body, JSON responses encoded with orjson, and the routers whose JSON bodies hold
+only what orjson can encode.
 
 A cursor is the URL-safe base64 of the key parts of the last row of a page, so a list resumes after
 that row (keyset paging); anything that doesn't decode is a 400 ``VALIDATION_ERROR`` on ``cursor``.
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Sequence
+import json
+import re
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import orjson
-from fastapi import Query
+from fastapi import APIRouter, Query, Request
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema
 from pydantic.alias_generators import to_camel
 from sqlalchemy import Row, Select, and_, or_
@@ -24,6 +28,7 @@ from starlette.responses import Response
 
 from control_plane.db import isoformat
 from shared.errors import ServiceError, validation
+from shared.jsonvalue import json_problem
 
 if TYPE_CHECKING:
     AnySelect: TypeAlias = Select[*tuple[Any, ...]]
@@ -170,3 +175,44 @@ class JSONBody(Response):
     def raw(cls, body: bytes, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
         """A response from bytes that are already JSON (cached answers)."""
         return Response(content=body, status_code=status_code, headers=headers, media_type=cls.media_type)
+
+
+# --------------------------------------------------------------------------- JSON requests
+# 19 digits in a row: the shortest integer literal that may fall outside 64 bits
+_LONG_DIGITS = re.compile(rb"\d{19}")
+_MAX_BODY_DEPTH = 10_000  # deeper bodies are malformed already (the parser's recursion limit)
+
+
+class JsonBodyRoute(APIRoute):
+    """A route that refuses a JSON body holding an integer outside 64 bits with a 400
+    ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the endpoint. JSON allows
+    any integer; orjson (the stored form, the engine's, cache keys, every answer) does not, so such a
+    value reaching a service fails wherever it is first encoded. The scan is a regex over the raw
+    body; only a body with a long digit run is parsed here (the parsed body is not reused)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def checked(request: Request) -> Response:
+            if request.method in ("POST", "PUT", "PATCH"):
+                body = await request.body()  # cached on the request: FastAPI reads it from there
+                if _LONG_DIGITS.search(body):
+                    _refuse_out_of_range(body)
+            return await handler(request)
+
+        return checked
+
+
+def _refuse_out_of_range(body: bytes) -> None:
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return  # malformed: FastAPI answers it as such
+    problem = json_problem(value, _MAX_BODY_DEPTH)
+    if problem is not None:
+        raise validation("The body holds an integer outside 64 bits", [problem])
+
+
+def api_router(**kwargs: Any) -> APIRouter:
+    """Every domain's router: its routes check JSON bodies (:class:`JsonBodyRoute`)."""
+    return APIRouter(route_class=JsonBodyRoute, **kwargs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from control_plane.access import IndexRead
 from control_plane.analytics import service
@@ -13,10 +13,10 @@ from control_plane.analytics.schemas import AnalyticsOut
 from control_plane.analytics.store import today
 from control_plane.deps import SessionDep
 from control_plane.index.service import get_index
-from control_plane.wire import JSONBody
+from control_plane.wire import JSONBody, api_router
 from shared.errors import validation
 
-router = APIRouter(tags=["analytics"])
+router = api_router(tags=["analytics"])
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, forbid_impersonation, revoke_key
 from control_plane.api_key import service
 from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, api_router
 
-router = APIRouter(tags=["api keys"], responses=COMMON_ERRORS)
+router = api_router(tags=["api keys"], responses=COMMON_ERRORS)
 
 
 

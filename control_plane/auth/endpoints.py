@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Cookie, Depends, Query, Request, Response
+from fastapi import Cookie, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from control_plane.access import SignedIn, forbid_impersonation
@@ -36,9 +36,9 @@ from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.hashing import busy
 from control_plane.public_url import links_base
 from control_plane.runtime import Runtime
-from control_plane.wire import Limit
+from control_plane.wire import Limit, api_router
 
-router = APIRouter(prefix="/auth", tags=["auth"])
+router = api_router(prefix="/auth", tags=["auth"])
 
 REFRESH_COOKIE = "shopsearch_refresh"
 COOKIE_PATH = "/v1/auth"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, Response
+from fastapi import Body, Header, Response
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
@@ -12,9 +12,9 @@ from control_plane.document import service
 from control_plane.document.schemas import DocumentList, FlushOut, SessionCreate, SessionOut, SessionUploadOut
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
-from control_plane.wire import Cursor, JSONBody, Limit
+from control_plane.wire import Cursor, JSONBody, Limit, api_router
 
-router = APIRouter(tags=["documents"])
+router = api_router(tags=["documents"])
 
 INDEX = "/projects/{project_id}/indices/{index_id}"
 IdempotencyKey = Annotated[

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 
 from control_plane.access import Principal
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.events import service
 from control_plane.events.schemas import EventsAccepted, EventsIn
 from control_plane.storefront.endpoints import storefront_caller
-from control_plane.wire import error_responses
+from control_plane.wire import api_router, error_responses
 
-router = APIRouter(tags=["events"])
+router = api_router(tags=["events"])
 
 
 @router.post(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Response
+from fastapi import Body, Response
 
 from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
 from control_plane.db import after_commit
@@ -27,9 +27,9 @@ from control_plane.index.schemas import (
 )
 from control_plane.shard import DROP_DELAY_S, shard_bridge
 from control_plane.usage import usage_by_field
-from control_plane.wire import DEFAULT_LIMIT, Cursor, Limit
+from control_plane.wire import DEFAULT_LIMIT, Cursor, Limit, api_router
 
-router = APIRouter(tags=["indices"])
+router = api_router(tags=["indices"])
 
 BASE = "/projects/{project_id}/indices"
 INDEX = BASE + "/{index_id}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from sqlalchemy import select
 
 from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
@@ -13,9 +13,9 @@ from control_plane.index.models import Index
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
 from control_plane.project.models import Project
-from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, error_responses
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, api_router, error_responses
 
-router = APIRouter(tags=["organizations"], responses=COMMON_ERRORS)
+router = api_router(tags=["organizations"], responses=COMMON_ERRORS)
 
 
 

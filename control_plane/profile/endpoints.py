@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
@@ -13,9 +13,9 @@ from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
 from control_plane.profile import repository, service
 from control_plane.profile.schemas import ProfileCreate, ProfileList, ProfileOut
-from control_plane.wire import Cursor, Limit, decode_cursor, encode_cursor
+from control_plane.wire import Cursor, Limit, api_router, decode_cursor, encode_cursor
 
-router = APIRouter(tags=["profiles"])
+router = api_router(tags=["profiles"])
 
 BASE = "/projects/{project_id}/indices/{index_id}/profiles"
 ONE = BASE + "/{profile_id}"

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from control_plane.access import OrgAdmin, OrgMember, ProjectRead
 from control_plane.deps import SessionDep
 from control_plane.project import service
 from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut
-from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, error_responses
+from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, api_router, error_responses
 
-router = APIRouter(tags=["projects"], responses=COMMON_ERRORS)
+router = api_router(tags=["projects"], responses=COMMON_ERRORS)
 
 
 

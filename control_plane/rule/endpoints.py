@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import IndexRead, IndexWrite
@@ -19,9 +19,9 @@ from control_plane.rule.schemas import RuleIn, RuleList, RuleOrder, RuleOut, Rul
 from control_plane.runtime import Runtime
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.service import Resolved, compute_answer, resolve_for_index
-from control_plane.wire import Cursor, Limit, decode_int_cursor, encode_cursor
+from control_plane.wire import Cursor, Limit, api_router, decode_int_cursor, encode_cursor
 
-router = APIRouter(tags=["rules"])
+router = api_router(tags=["rules"])
 
 BASE = "/projects/{project_id}/indices/{index_id}/rules"
 ONE = BASE + "/{rule_id}"

@@ -10,7 +10,10 @@ from control_plane.profile.validation import capability_problem
 from control_plane.rule.schemas import MAX_USER_DATA_BYTES, RuleIn
 from control_plane.search.limits import filter_faults
 from shared.errors import validation
+from shared.jsonvalue import json_problem
 from shared.text import atoms
+
+MAX_USER_DATA_DEPTH = 32  # containers in a rule's userData (orjson stops at 255)
 
 
 def filter_fields(filters: Any, path: str) -> list[tuple[str, str]]:
@@ -85,8 +88,13 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
     if redirect is not None and not (redirect.startswith(("https://", "http://", "/")) and not redirect.startswith("//")
                                      and not any(c.isspace() for c in redirect)):
         faults.append({"path": "consequence.redirect", "message": "an http(s) URL or a path starting with /"})
-    if consequence.user_data is not None and len(orjson.dumps(consequence.user_data)) > MAX_USER_DATA_BYTES:
-        faults.append({"path": "consequence.userData", "message": f"at most {MAX_USER_DATA_BYTES} bytes of JSON"})
+    if consequence.user_data is not None:
+        # what orjson cannot encode (integers beyond 64 bits, deep nesting) is refused before it is sized
+        problem = json_problem(consequence.user_data, MAX_USER_DATA_DEPTH, "consequence.userData")
+        if problem is not None:
+            faults.append(problem)
+        elif len(orjson.dumps(consequence.user_data)) > MAX_USER_DATA_BYTES:
+            faults.append({"path": "consequence.userData", "message": f"at most {MAX_USER_DATA_BYTES} bytes of JSON"})
     c = consequence
     if not (c.pin or c.hide or c.boost or c.bury or c.add_filters or c.replace_query or c.redirect
             or c.user_data is not None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import Principal, index_reader
@@ -14,9 +14,9 @@ from control_plane.search.answer import SEARCH_RESPONSES
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.quota import charge_search
 from control_plane.search.service import cached_for_key, resolve_secret, run_search, wants_fresh
-from control_plane.wire import JSONBody
+from control_plane.wire import JSONBody, api_router
 
-router = APIRouter(tags=["search"])
+router = api_router(tags=["search"])
 
 
 @router.post(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 from sqlalchemy import text
@@ -14,9 +14,9 @@ from sqlalchemy import text
 from control_plane.deps import RuntimeDep, client_ip
 from control_plane.status.page import PAGE_HEADERS, render
 from control_plane.status.service import current_status
-from control_plane.wire import JSONBody
+from control_plane.wire import JSONBody, api_router
 
-router = APIRouter()
+router = api_router()
 
 
 class Probe(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
 from control_plane.access import (
@@ -24,10 +24,10 @@ from control_plane.security import PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX
 from control_plane.suggestion.endpoints import suggest_response
 from control_plane.suggestion.schemas import SuggestAnswer, SuggestRequest
 from control_plane.suggestion.serving import loaded_for_key, refuse_user
-from control_plane.wire import JSONBody
+from control_plane.wire import JSONBody, api_router
 from shared.errors import ErrorCode, ServiceError
 
-router = APIRouter(tags=["storefront"])
+router = api_router(tags=["storefront"])
 
 
 async def storefront_caller(request: Request, runtime: RuntimeDep) -> Principal:

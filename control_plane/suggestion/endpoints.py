@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 
 from control_plane.access import IndexRead, IndexWrite, Principal, index_reader
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
@@ -29,10 +29,10 @@ from control_plane.suggestion.schemas import (
     SuggestRequest,
 )
 from control_plane.suggestion.serving import Loaded, loaded_for_index, suggest
-from control_plane.wire import Cursor, JSONBody, Limit, decode_cursor, encode_cursor
+from control_plane.wire import Cursor, JSONBody, Limit, api_router, decode_cursor, encode_cursor
 from shared.errors import not_found
 
-router = APIRouter(tags=["suggestions"])
+router = api_router(tags=["suggestions"])
 
 BASE = "/projects/{project_id}/indices/{index_id}"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
@@ -19,9 +19,9 @@ from control_plane.synonym.schemas import (
     SynonymList,
     SynonymOut,
 )
-from control_plane.wire import Cursor, Limit, decode_cursor, encode_cursor
+from control_plane.wire import Cursor, Limit, api_router, decode_cursor, encode_cursor
 
-router = APIRouter(tags=["synonyms"])
+router = api_router(tags=["synonyms"])
 
 BASE = "/projects/{project_id}/indices/{index_id}/synonyms"
 ONE = BASE + "/{synonym_id}"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from control_plane.access import ProjectRead
 from control_plane.deps import SessionDep
 from control_plane.task import service
 from control_plane.task.schemas import TaskList, TaskOut
-from control_plane.wire import Cursor, Limit
+from control_plane.wire import Cursor, Limit, api_router
 
-router = APIRouter(tags=["tasks"])
+router = api_router(tags=["tasks"])
 
 
 def _split(values: list[str] | None) -> list[str] | None:

@@ -31,3 +31,86 @@ def test_delete_with_an_integer_id_over_64_bits_is_refused(app, client):
     response = client.post(tenant.url(index["id"], "/documents/delete"), json=[HUGE], headers=headers)
     assert response.status_code == 400
     assert response.json()["error"]["details"][0]["path"] == "[0]"
+
+
+def _routes_with_a_body(routes):
+    """The APIRoutes taking POST, PUT or PATCH, inside included routers too."""
+    from fastapi.routing import APIRoute
+
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _routes_with_a_body(inner.routes)
+        elif isinstance(route, APIRoute) and route.methods & {"POST", "PUT", "PATCH"}:
+            yield route
+
+
+def test_every_route_with_a_body_checks_it(app):
+    from control_plane.wire import JsonBodyRoute
+
+    routes = list(_routes_with_a_body(app.routes))
+    assert len(routes) >= 30
+    assert [route.path for route in routes if not isinstance(route, JsonBodyRoute)] == []
+
+
+def test_an_integer_over_64_bits_is_refused_on_every_route_with_a_body(app, client):
+    """Before authentication, as malformed JSON is: no endpoint sees a value orjson cannot encode."""
+    operations = [(method.upper(), path) for path, item in app.openapi()["paths"].items()
+                  for method in item if method in ("post", "put", "patch")]
+    assert len(operations) >= 30
+    for method, path in operations:
+        url = path.replace("{", "x").replace("}", "")
+        for body, where in (({"n": HUGE}, "n"), ([{"a": [1, -HUGE]}], "[0].a[1]")):
+            response = client.request(method, url, json=body)
+            assert response.status_code == 400, (method, path, response.text)
+            error = response.json()["error"]
+            assert error["code"] == "VALIDATION_ERROR" and error["details"] == [
+                {"path": where, "message": "integer out of range"}], (method, path, error)
+
+
+def test_a_rule_with_user_data_orjson_cannot_encode_is_refused(app, client):
+    """The fuzzer's 500: a rule's userData holding 6458382695403759433940992."""
+    tenant = make_tenant(app)
+    index = create_index(client, tenant)
+    rules = tenant.url(index["id"], "/rules")
+
+    def rule(user_data):
+        return {"name": "r", "conditions": [{"pattern": "phone", "anchoring": "is"}],
+                "consequence": {"userData": user_data}}
+
+    response = client.post(rules, json=rule({"banner": {"sizes": [1, 6458382695403759433940992]}}), headers=tenant.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["details"] == [
+        {"path": "consequence.userData.banner.sizes[1]", "message": "integer out of range"}]
+    deep: dict = {}
+    for _ in range(40):
+        deep = {"d": deep}
+    response = client.post(rules, json=rule(deep), headers=tenant.headers)
+    assert response.status_code == 400, response.text
+    (detail,) = response.json()["error"]["details"]
+    assert detail["path"].startswith("consequence.userData.d") and "nested deeper" in detail["message"]
+    assert client.get(rules, headers=tenant.headers).json()["items"] == []
+    # within 64 bits, and long digit runs inside strings (barcodes), are stored as sent
+    fine = {"gtin": "00123456789012345678901", "max": 2**63 - 1, "min": -(2**63)}
+    response = client.post(rules, json=rule(fine), headers=tenant.headers)
+    assert response.status_code == 201, response.text
+    assert response.json()["consequence"]["userData"] == fine
+
+
+def test_a_chunked_body_over_the_limit_is_still_413(app, client):
+    from tests.factories import runtime_of
+
+    tenant = make_tenant(app)
+    index = create_index(client, tenant)
+    limit = runtime_of(app).settings.max_body_bytes
+
+    def chunks():
+        yield b'[{"id": "a", "n": 12345678901234567890123, "pad": "'
+        for _ in range(limit // 65536 + 2):
+            yield b"x" * 65536
+        yield b'"}]'
+
+    response = client.post(tenant.url(index["id"], "/documents"), content=chunks(),
+                           headers={**tenant.headers, "Content-Type": "application/json"})
+    assert response.status_code == 413, response.text
+    assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"

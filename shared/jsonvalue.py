@@ -1,0 +1,54 @@
+"""JSON values the service can store and encode: standard JSON allows integers of any size and any
+nesting; orjson (the stored form, the engine's, every answer) takes integers within 64 bits and 255
+levels of containers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def json_problem(value: Any, max_depth: int, path: str = "") -> dict[str, str] | None:
+    """The first ``{path, message}`` of a JSON value nested deeper than ``max_depth`` containers or
+    holding an integer outside 64 bits (JSON allows both; orjson, the stored form and the engine
+    do not), or None. Iterative: a body nested a thousand levels must not exhaust the stack. Every
+    upload walks each value twice (the body, then each document): paths are only spelled out for
+    a problem, from the keys of the open containers."""
+    if not isinstance(value, list | dict):
+        return int_problem(value, path)
+    if max_depth < 1:
+        return {"path": path, "message": f"nested deeper than {max_depth} levels"}
+    # one frame per open container: its (key, value) iterator and the key it sits under
+    frames: list[tuple[Any, Any]] = [(_items(value), None)]
+    while frames:
+        for key, v in frames[-1][0]:
+            if isinstance(v, int) and not isinstance(v, bool) and not INT64[0] <= v <= INT64[1]:
+                return {"path": _path(path, frames, key), "message": "integer out of range"}
+            if isinstance(v, list | dict):
+                if len(frames) >= max_depth:
+                    return {"path": _path(path, frames, key), "message": f"nested deeper than {max_depth} levels"}
+                frames.append((_items(v), key))
+                break
+        else:
+            frames.pop()
+    return None
+
+
+def int_problem(value: Any, path: str) -> dict[str, str] | None:
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
+        return {"path": path, "message": "integer out of range"}
+    return None
+
+
+def _items(container: list | dict) -> Any:
+    return enumerate(container) if isinstance(container, list) else iter(container.items())
+
+
+def _path(root: str, frames: list[tuple[Any, Any]], key: Any) -> str:
+    """``root`` followed by the keys leading to ``key``: ``[i]`` for list items, ``.name`` for members."""
+    at = root
+    keys = [k for _, k in frames[1:]] + [key]
+    for (it, _), k in zip(frames, keys, strict=True):
+        at = f"{at}[{k}]" if isinstance(it, enumerate) else f"{at}.{k}" if at else str(k)
+    return at
