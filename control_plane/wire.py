@@ -178,17 +178,18 @@ class JSONBody(Response):
 
 
 # --------------------------------------------------------------------------- JSON requests
-# 19 digits in a row: the shortest integer literal that may fall outside 64 bits
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# What may hold a number that cannot be stored: 19 digits in a row (the shortest integer literal that
+# may fall outside 64 bits), or the NaN / Infinity that Python's JSON parser reads and JSON lacks
+_SUSPECT = re.compile(rb"\d{19}|NaN|Infinity")
 _MAX_BODY_DEPTH = 10_000  # deeper bodies are malformed already (the parser's recursion limit)
 
 
 class JsonBodyRoute(APIRoute):
-    """A route that refuses a JSON body holding an integer outside 64 bits with a 400
-    ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the endpoint. JSON allows
-    any integer; orjson (the stored form, the engine's, cache keys, every answer) does not, so such a
-    value reaching a service fails wherever it is first encoded. The scan is a regex over the raw
-    body; only a body with a long digit run is parsed here (the parsed body is not reused)."""
+    """A route that refuses a JSON body holding an integer outside 64 bits, NaN or an infinity with a
+    400 ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the endpoint. orjson
+    (the stored form, the engine's, cache keys, every answer) refuses such integers wherever they are
+    first encoded, and writes NaN as null, so they must not reach a service. A regex scans the raw
+    body; only a body it matches is parsed here (barcodes in strings, say; the parse is not reused)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -196,21 +197,21 @@ class JsonBodyRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
                 body = await request.body()  # cached on the request: FastAPI reads it from there
-                if _LONG_DIGITS.search(body):
-                    _refuse_out_of_range(body)
+                if _SUSPECT.search(body):
+                    _refuse_unstorable(body)
             return await handler(request)
 
         return checked
 
 
-def _refuse_out_of_range(body: bytes) -> None:
+def _refuse_unstorable(body: bytes) -> None:
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
         return  # malformed: FastAPI answers it as such
     problem = json_problem(value, _MAX_BODY_DEPTH)
     if problem is not None:
-        raise validation("The body holds an integer outside 64 bits", [problem])
+        raise validation("The body holds a number that cannot be stored", [problem])
 
 
 def api_router(**kwargs: Any) -> APIRouter:

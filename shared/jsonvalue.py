@@ -1,9 +1,11 @@
-"""JSON values the service can store and encode: standard JSON allows integers of any size and any
-nesting; orjson (the stored form, the engine's, every answer) takes integers within 64 bits and 255
-levels of containers."""
+"""JSON values the service can store and encode: JSON allows integers of any size and any nesting,
+and Python's parser also reads NaN and Infinity (which JSON does not have); orjson (the stored form,
+the engine's, every answer) takes integers within 64 bits and 255 levels of containers, and writes
+NaN and Infinity as null."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -11,21 +13,24 @@ INT64 = (-(2**63), 2**63 - 1)
 
 def json_problem(value: Any, max_depth: int, path: str = "") -> dict[str, str] | None:
     """The first ``{path, message}`` of a JSON value nested deeper than ``max_depth`` containers or
-    holding an integer outside 64 bits (JSON allows both; orjson, the stored form and the engine
-    do not), or None. Iterative: a body nested a thousand levels must not exhaust the stack. Every
+    holding an integer outside 64 bits or a NaN or an infinity (:func:`scalar_problem`), or None. Iterative: a body nested a thousand levels must not exhaust the stack. Every
     upload walks each value twice (the body, then each document): paths are only spelled out for
     a problem, from the keys of the open containers."""
     if not isinstance(value, list | dict):
-        return int_problem(value, path)
+        message = scalar_problem(value)
+        return None if message is None else {"path": path, "message": message}
     if max_depth < 1:
         return {"path": path, "message": f"nested deeper than {max_depth} levels"}
     # one frame per open container: its (key, value) iterator and the key it sits under
     frames: list[tuple[Any, Any]] = [(_items(value), None)]
     while frames:
         for key, v in frames[-1][0]:
-            if isinstance(v, int) and not isinstance(v, bool) and not INT64[0] <= v <= INT64[1]:
-                return {"path": _path(path, frames, key), "message": "integer out of range"}
-            if isinstance(v, list | dict):
+            kind = type(v)
+            if kind is int or kind is float:
+                message = scalar_problem(v)
+                if message is not None:
+                    return {"path": _path(path, frames, key), "message": message}
+            elif isinstance(v, list | dict):
                 if len(frames) >= max_depth:
                     return {"path": _path(path, frames, key), "message": f"nested deeper than {max_depth} levels"}
                 frames.append((_items(v), key))
@@ -35,9 +40,14 @@ def json_problem(value: Any, max_depth: int, path: str = "") -> dict[str, str] |
     return None
 
 
-def int_problem(value: Any, path: str) -> dict[str, str] | None:
-    if isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
-        return {"path": path, "message": "integer out of range"}
+def scalar_problem(value: Any) -> str | None:
+    """Why a number cannot be stored as sent (an integer outside 64 bits, NaN, an infinity), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if INT64[0] <= value <= INT64[1] else "integer out of range"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number (JSON has no NaN or Infinity)"
     return None
 
 

@@ -90,9 +90,9 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
         faults.append({"path": "consequence.redirect", "message": "an http(s) URL or a path starting with /"})
     if consequence.user_data is not None:
         # what orjson cannot encode (integers beyond 64 bits, deep nesting) is refused before it is sized
-        problem = json_problem(consequence.user_data, MAX_USER_DATA_DEPTH, "consequence.userData")
-        if problem is not None:
-            faults.append(problem)
+        unstorable = json_problem(consequence.user_data, MAX_USER_DATA_DEPTH, "consequence.userData")
+        if unstorable is not None:
+            faults.append(unstorable)
         elif len(orjson.dumps(consequence.user_data)) > MAX_USER_DATA_BYTES:
             faults.append({"path": "consequence.userData", "message": f"at most {MAX_USER_DATA_BYTES} bytes of JSON"})
     c = consequence

@@ -7,6 +7,14 @@ import pytest
 from tests.index.helpers import create_index, make_tenant
 
 HUGE = 2**64 + 5  # valid JSON, beyond what orjson, the stored form and the engine take
+NOT_FINITE = "not a finite number (JSON has no NaN or Infinity)"
+# (body, path, message): what Python's parser reads and the service cannot store as sent
+BAD_NUMBERS = [
+    (b'{"n": %d}' % HUGE, "n", "integer out of range"),
+    (b'[{"a": [1, -%d]}]' % HUGE, "[0].a[1]", "integer out of range"),
+    (b'{"q": "NaN and Infinity in a string are fine", "w": NaN}', "w", NOT_FINITE),
+    (b'{"f": {"price": {"lte": -Infinity}}}', "f.price.lte", NOT_FINITE),
+]
 
 
 @pytest.mark.parametrize("idempotency_key", [None, "k-1"])
@@ -20,6 +28,11 @@ def test_upload_with_an_integer_over_64_bits_is_refused_with_its_path(app, clien
     error = response.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
     assert error["details"][0]["path"] == "[1].extra.sizes[1]"
+    # NaN is not JSON: refused too, not stored as null
+    response = client.post(tenant.url(index["id"], "/documents"), content=b'[{"id": "c", "price": NaN}]',
+                           headers={**headers, "Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["error"]["details"] == [
+        {"path": "[0].price", "message": NOT_FINITE}]
     listed = client.get(tenant.url(index["id"], "/documents"), headers=tenant.headers)
     assert listed.status_code == 200 and listed.json()["items"] == []
 
@@ -54,18 +67,18 @@ def test_every_route_with_a_body_checks_it(app):
 
 
 def test_an_integer_over_64_bits_is_refused_on_every_route_with_a_body(app, client):
-    """Before authentication, as malformed JSON is: no endpoint sees a value orjson cannot encode."""
+    """Before authentication, as malformed JSON is: no endpoint sees a number it cannot store."""
     operations = [(method.upper(), path) for path, item in app.openapi()["paths"].items()
                   for method in item if method in ("post", "put", "patch")]
     assert len(operations) >= 30
     for method, path in operations:
         url = path.replace("{", "x").replace("}", "")
-        for body, where in (({"n": HUGE}, "n"), ([{"a": [1, -HUGE]}], "[0].a[1]")):
-            response = client.request(method, url, json=body)
+        for body, where, message in BAD_NUMBERS:
+            response = client.request(method, url, content=body, headers={"Content-Type": "application/json"})
             assert response.status_code == 400, (method, path, response.text)
             error = response.json()["error"]
             assert error["code"] == "VALIDATION_ERROR" and error["details"] == [
-                {"path": where, "message": "integer out of range"}], (method, path, error)
+                {"path": where, "message": message}], (method, path, error)
 
 
 def test_a_rule_with_user_data_orjson_cannot_encode_is_refused(app, client):
