@@ -25,6 +25,8 @@ PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0
 REDIS_URL = os.environ.get("SHOPSEARCH_TEST_REDIS", "redis://127.0.0.1:6379/0")
 BACKENDS = ["sqlite", "postgres"]
 
+pytest_plugins = ["tests.xdist_room"]  # `exclusive` tests under pytest-xdist
+
 
 def _ensure_services() -> None:
     subprocess.run([str(ROOT / "scripts" / "ensure-services.sh")], check=True)
@@ -90,3 +92,4 @@ def client(app) -> Iterator[TestClient]:
     """A fresh client (own cookie jar) against the backend's running app."""
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
+

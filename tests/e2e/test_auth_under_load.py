@@ -23,6 +23,8 @@ from limits import parse
 from benchmarks.common import Server, make_tenant, running_server, tree_rss
 from shared.settings import Settings
 
+pytestmark = pytest.mark.exclusive  # bounds unrelated requests' latency
+
 PASSWORD = "a long enough password"
 DEFAULTS = Settings()
 MAPPING = {"idField": "id", "fields": {"name": {"type": "text", "searchable": True}}}

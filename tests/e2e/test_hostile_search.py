@@ -20,6 +20,8 @@ import pytest
 from benchmarks.common import running_server
 from benchmarks.hostile_search import HOSTILE_PROFILE, catalog, hostile_requests, make_shop, under_probes
 
+pytestmark = pytest.mark.exclusive  # bounds the probes' latency
+
 BOUND_SECONDS = 0.25
 DOCS = 3000
 HUGE_BYTES = 95 * 1024  # the largest product the server takes by default (MAX_DOCUMENT_BYTES: 100 KB)

@@ -9,8 +9,11 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.outage.conftest import ORIGIN, Stack, assert_unavailable, create_index, upload, wait_task
+
+pytestmark = pytest.mark.exclusive  # bounds how long requests wait during the cut
 
 
 class Uploader(threading.Thread):

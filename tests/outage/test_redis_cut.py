@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 import redis
 
 from tests.conftest import REDIS_URL
 from tests.outage.conftest import ORIGIN, PASSWORD, Stack, create_index, upload
+
+pytestmark = pytest.mark.exclusive  # bounds how long requests wait during the cut
 
 
 def _ids(response: httpx.Response) -> list[str]:

@@ -73,6 +73,7 @@ def test_ipv6_shoppers_are_counted_per_64_block():
     assert _client("127.0.0.2") == "127.0.0.2"
 
 
+@pytest.mark.exclusive  # real processes counting a quota in batches
 def test_over_http_each_client_address_has_its_own_share():
     """On a real server the address is the connection's: shoppers bound to 127.0.0.2 and 127.0.0.3."""
     with running_server(workers=WORKERS) as server, httpx.Client(base_url=server.base, timeout=30) as http:

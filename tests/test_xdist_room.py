@@ -1,0 +1,57 @@
+"""The `exclusive` mark under pytest-xdist (tests/xdist_room.py): a marked test shares its time with
+no other test, while ordinary tests do run side by side."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+INNER = '''
+import time, os
+from pathlib import Path
+import pytest
+
+LOG = Path(os.environ["ROOM_LOG"])
+
+def _span(name, seconds):
+    start = time.monotonic()
+    time.sleep(seconds)
+    with LOG.open("a") as f:
+        f.write(f"{name} {start} {time.monotonic()}\\n")
+
+@pytest.mark.parametrize("k", range(12))
+def test_ordinary(k):
+    _span(f"ordinary{k}", 0.15)
+
+@pytest.mark.exclusive
+@pytest.mark.parametrize("k", range(2))
+def test_marked(k):
+    _span(f"exclusive{k}", 0.4)
+'''
+
+
+def test_a_marked_test_runs_alone_and_the_others_in_parallel(tmp_path: Path) -> None:
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent(INNER))
+    log = tmp_path / "spans.log"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.xdist_room", "-p", "no:cacheprovider", "-n", "2",
+         "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path / "test_inner.py")],
+        cwd=ROOT, env={**os.environ, "ROOM_LOG": str(log), "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    spans = [(name, float(a), float(b)) for name, a, b in (line.split() for line in log.read_text().splitlines())]
+    assert len(spans) == 14
+
+    def overlap(x: tuple[str, float, float], y: tuple[str, float, float]) -> bool:
+        return x[1] < y[2] and y[1] < x[2]
+
+    marked = [s for s in spans if s[0].startswith("exclusive")]
+    ordinary = [s for s in spans if s[0].startswith("ordinary")]
+    assert [(m[0], o[0]) for m in marked for o in spans if o is not m and overlap(m, o)] == []
+    # the ordinary ones did share the time (2 workers): the mark is what kept the others out
+    assert any(overlap(a, b) for i, a in enumerate(ordinary) for b in ordinary[i + 1:])
