@@ -25,7 +25,7 @@ PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0
 REDIS_URL = os.environ.get("SHOPSEARCH_TEST_REDIS", "redis://127.0.0.1:6379/0")
 BACKENDS = ["sqlite", "postgres"]
 
-pytest_plugins = ["tests.xdist_room"]  # `exclusive` tests under pytest-xdist
+pytest_plugins = ["tests.parallel"]  # `exclusive` tests under pytest-xdist
 
 
 def _ensure_services() -> None:

@@ -25,6 +25,8 @@ from control_plane.task.models import Task
 from shared.ids import new_id
 from tests.cli.stub_status import status_body, status_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 
 def _cli() -> list[str]:
     installed = Path(sys.executable).parent / "shopsearch"

@@ -14,6 +14,8 @@ import pytest
 
 from benchmarks.common import make_tenant, running_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 WRITERS = 8
 MAPPING = {"idField": "id", "fields": {"name": {"type": "text", "searchable": True}}}
 

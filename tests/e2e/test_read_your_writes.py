@@ -20,6 +20,8 @@ import pytest
 
 from benchmarks.common import Server, running_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 ROUNDS = int(os.environ.get("RYW_ROUNDS", "100"))  # x 5 pairs = 500 create-then-use pairs per backend
 CLIENTS = 4
 ORIGIN = "https://shop.example"

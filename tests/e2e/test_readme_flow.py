@@ -18,6 +18,8 @@ import pytest
 
 from benchmarks.common import ROOT, running_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 README = ROOT / "README.md"
 
 

@@ -23,6 +23,8 @@ from sqlalchemy import create_engine, text
 
 from benchmarks.common import Server, make_tenant, running_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 ORIGIN = "https://shop.example"
 MAPPING = {"idField": "id", "fields": {
     "name": {"type": "text", "searchable": True},

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 # (backend, passes): the full three passes on the embedded default, a signed-in pass on PostgreSQL + Redis.
 RUNS = [("sqlite", "session:10,secret:10,anonymous:3"), ("postgres", "session:5")]

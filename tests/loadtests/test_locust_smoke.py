@@ -22,6 +22,8 @@ import pytest
 
 from benchmarks.common import ROOT, Server, running_server
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 RUN_SECONDS = 10
 USERS = 6  # 5 shoppers and a merchant (each user class gets one before weights apply)
 SCENARIOS = {"search", "search (filtered)", "search (prefix)", "suggest", "events", "documents (upload)",

@@ -23,12 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import create_engine, text
 
 from benchmarks.common import ROOT, load_products
 from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
 from tests.production.stack import ORIGIN, RAY_ENV, Stack, base_env, production_stack
 from tests.production.traffic import Accepted, Searcher, Writer, send, start
+
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
 RECOVERY_S = 5.0
 

@@ -19,11 +19,14 @@ from collections import Counter
 from typing import Any
 
 import httpx
+import pytest
 
 from benchmarks.common import make_tenant, running_server
 from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
 from tests.production.stack import ORIGIN
 from tests.production.traffic import Accepted, Searcher, make_doc, start
+
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
 SECONDS = float(os.environ.get("SHOPSEARCH_SOAK_SECONDS", "30"))
 SEED = int(os.environ.get("SHOPSEARCH_SOAK_SEED", "1"))

@@ -16,6 +16,8 @@ from shared.contract import ShardSpec
 from tests.queries import Q
 from tests.search_workers.helpers import MAPPING, feed, make_docs, refeed, release_ray_objects, upserts
 
+pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
+
 DOCS = make_docs(240, seed=5)
 SOURCE = upserts(DOCS)
 LAST = SOURCE[-1].seq

@@ -1,4 +1,4 @@
-"""The `exclusive` mark under pytest-xdist (tests/xdist_room.py): a marked test shares its time with
+"""The `exclusive` mark under pytest-xdist (tests.parallel.py): a marked test shares its time with
 no other test, while ordinary tests do run side by side."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_a_marked_test_runs_alone_and_the_others_in_parallel(tmp_path: Path) -> 
     (tmp_path / "test_inner.py").write_text(textwrap.dedent(INNER))
     log = tmp_path / "spans.log"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "tests.xdist_room", "-p", "no:cacheprovider", "-n", "2",
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.parallel", "-p", "no:cacheprovider", "-n", "2",
          "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path / "test_inner.py")],
         cwd=ROOT, env={**os.environ, "ROOM_LOG": str(log), "PYTHONPATH": str(ROOT)},
         capture_output=True, text=True, timeout=120)
@@ -55,3 +55,18 @@ def test_a_marked_test_runs_alone_and_the_others_in_parallel(tmp_path: Path) -> 
     assert [(m[0], o[0]) for m in marked for o in spans if o is not m and overlap(m, o)] == []
     # the ordinary ones did share the time (2 workers): the mark is what kept the others out
     assert any(overlap(a, b) for i, a in enumerate(ordinary) for b in ordinary[i + 1:])
+
+
+def test_long_modules_are_collected_first_in_their_order() -> None:
+    from tests.parallel import pytest_collection_modifyitems
+
+    class Item:
+        def __init__(self, name: str, long: bool) -> None:
+            self.name, self.long = name, long
+
+        def get_closest_marker(self, name: str) -> object | None:
+            return object() if name == "long" and self.long else None
+
+    items = [Item("a", False), Item("b", True), Item("c", False), Item("d", True), Item("e", False)]
+    pytest_collection_modifyitems(None, items)  # type: ignore[arg-type]
+    assert [i.name for i in items] == ["b", "d", "a", "c", "e"]

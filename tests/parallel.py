@@ -1,16 +1,20 @@
-"""A pytest plugin: under pytest-xdist, tests marked ``exclusive`` run while no other worker runs one.
+"""A pytest plugin for running the suite in pytest-xdist workers (`./dev test` runs 2).
 
-`./dev test` runs the suite in 2 workers. A test whose assertions bound a latency (a probe answering
-within 0.25 s while a hostile search runs, a sign-in burst holding nobody up) must not share the
-machine's 2 cores with another test's servers, so it waits until every other worker is between tests
-and keeps them out until it ends. Two ``flock``ed files in the run's shared temp directory:
+``long``: a module of tests taking tens of seconds each (real server processes, a Ray cluster, a
+fuzzer). They are collected first, so that the workers start on them and finish together, instead
+of one worker running the last long test while the other has nothing left.
+
+``exclusive``: a test whose assertions bound a latency (a probe answering within 0.25 s while a
+hostile search runs, a sign-in burst holding nobody up) must not share the machine's 2 cores with
+another test's servers, so it waits until every other worker is between tests and keeps them out
+until it ends. Two ``flock``ed files in the run's shared temp directory:
 
 * the room: every test holds it around its setup, call and teardown - shared, or exclusive when
   marked;
 * the turnstile: a test passes it on its way in; a marked test holds it from its first wait to its
   end, so ordinary tests cannot keep slipping into the room ahead of it.
 
-Without xdist (one process) it does nothing.
+Without xdist (one process) ``exclusive`` does nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "exclusive: bounds a latency; runs while no other xdist worker runs a test")
+    config.addinivalue_line("markers", "long: tens of seconds per test; collected first")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # stable: the long modules keep their own order, and so does the rest (module fixtures stay whole
+    # because ``long`` marks whole modules)
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.hookimpl(hookwrapper=True)
