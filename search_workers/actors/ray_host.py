@@ -26,8 +26,9 @@
 
 What a search costs, and what limits growth on several machines
 ===============================================================
-The engine's work is about the same in an actor as in-process (~0.75 ms per shard for the
-storefront profile at 100k products in 2 shards; 5-10% more in an actor), but every actor call
+The engine's work is the same in an actor as in-process (~0.75 ms per shard for the storefront
+profile at 100k products in 2 shards, on a good day of this VM; the same queries in a loop take as
+long in an actor as in a plain process), but every actor call
 adds Ray's own work: submission, the caller's and the actor's IO threads, the task's execution
 machinery - measured ~0.7-0.8 ms of CPU per call on a 2-core machine, half in the API process and
 half in the actor. A search pays that once per shard, as much again as the engine.
@@ -85,12 +86,18 @@ Hence ``serve``'s default of half the cores in Ray mode (``cli.serve.default_wor
 do the engine's work, and more serving processes only take turns with them. Before channels (Ray
 calls, batched; ``search_bench`` runs one after the other) Ray mode did 0.42x the uncached rate and
 0.50x the mix's. What an uncached search still costs more: the query pickled and two answers
-decoded in the API process, ~6% of an actor's time in the channel and the answer's encoding, the
-engine's 5-10% in an actor, and three processes woken per search on two cores where in-process wakes
-one (more latency than CPU). In the mix, the computed answers wait in both actors' queues (every
+decoded in the API process, ~6% of an actor's time in the channel and the answer's encoding, and
+three processes woken per search on two cores where in-process wakes one. That last one costs CPU,
+not only latency: timed inside an actor (thread CPU, 4 searchers), its engine took 1.25 ms per shard
+query served over the channel against 1.0 ms for the same queries in a loop - caches are cold after
+every switch between the API process and the two actors (GC: one collection per ~5,000 queries,
+``gc.freeze`` changed nothing). Closing that on one node needs another layout (an actor holding
+several shards, so that a search wakes one; or shard data the API processes read themselves), not a
+cheaper protocol. In the mix, the computed answers wait in both actors' queues (every
 search needs every shard, so each actor serialises all of them) - hence the p99. So on one machine
-in-process stays the cheaper mode, by 10-15% on computed answers; Ray mode is what grows past one
-machine.
+in-process stays the cheaper mode: by 10-15% on computed answers through HTTP in that sitting, by
+more on a slower day of this VM (channels at 4 searchers did 0.62x the rate of two in-process
+processes in another); Ray mode is what grows past one machine.
 Two Ray calls in flight per actor cost more CPU than one and were no faster on one machine, hence
 ``max_in_flight = 1``; across machines, where a round trip leaves the actor idle, 2 may pay (not
 measured).
