@@ -88,12 +88,13 @@ calls, batched; ``search_bench`` runs one after the other) Ray mode did 0.42x th
 0.50x the mix's. What an uncached search still costs more: the query pickled and two answers
 decoded in the API process, ~6% of an actor's time in the channel and the answer's encoding, and
 three processes woken per search on two cores where in-process wakes one. That last one costs CPU,
-not only latency: timed inside an actor (thread CPU, 4 searchers), its engine took 1.25 ms per shard
-query served over the channel against 1.0 ms for the same queries in a loop - caches are cold after
-every switch between the API process and the two actors (GC: one collection per ~5,000 queries,
-``gc.freeze`` changed nothing). Closing that on one node needs another layout (an actor holding
-several shards, so that a search wakes one; or shard data the API processes read themselves), not a
-cheaper protocol. In the mix, the computed answers wait in both actors' queues (every
+not only latency (``python -m benchmarks.ray_actor_cost``, thread CPU timed inside the actors, on a
+slower day of this VM): the engine took 1.13-1.24 ms per shard query served over the channel against
+1.05 ms for the same queries in a loop, in the actor as in a plain process (1.25 against 1.0 in
+another sitting) - caches are cold after every switch between the API process and the two actors;
+the channel's handler and the socket add ~0.12 ms; GC runs once per ~4,000 queries. Closing that on
+one node needs another layout (an actor holding several shards, so that a search wakes one; or shard
+data the API processes read themselves), not a cheaper protocol. In the mix, the computed answers wait in both actors' queues (every
 search needs every shard, so each actor serialises all of them) - hence the p99. So on one machine
 in-process stays the cheaper mode: by 10-15% on computed answers through HTTP in that sitting, by
 more on a slower day of this VM (channels at 4 searchers did 0.62x the rate of two in-process
