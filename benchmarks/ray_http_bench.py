@@ -12,8 +12,11 @@ of ``search_bench``, and every phase runs on one, then at once on the other (the
 * the real-query mix at 8 clients from a cold cache;
 * the same mix again, its answers now cached (what the shard host costs nothing in).
 
-``--ray-workers 1,2`` runs one Ray-mode server per count of serving processes (``serve --workers``)
-instead of one with ``serve``'s default, all interleaved. Printed per phase and mode: searches/s,
+``--ray near,actors`` (the default) runs one Ray-mode server per entry, all interleaved: ``near``
+with near replicas (``SHOPSEARCH_RAY_NEAR_REPLICAS=true``: every serving process searches its own
+in-memory replicas, the default with a local Ray), ``actors`` without (searches go to the shard
+actors over their channels); ``:N`` sets the serving processes (``actors:1,actors:2``), else
+``serve``'s default. Printed per phase and mode: searches/s,
 p50, p99 and the server's CPU per search; then the median of the rounds per mode and the median of
 each round's Ray/in-process ratios (paired: the same minutes of the machine).
 """
@@ -34,6 +37,7 @@ from benchmarks.common import (
     expand,
     make_tenant,
     running_server,
+    tree_rss,
     upload_catalog,
 )
 from benchmarks.search_bench import ORIGIN, load, measured, rate, real_mix, word_combinations
@@ -75,7 +79,7 @@ def cpu_ms(r: dict[str, Any]) -> float:
 
 def line(name: str, mode: str, r: dict[str, Any]) -> str:
     per = cpu_ms(r)
-    return (f"{name:26s} {mode:11s} {rate(r):6.0f}/s  p50 {r['p50']:6.2f}  p99 {r['p99']:6.2f} ms  "
+    return (f"{name:26s} {mode:15s} {rate(r):6.0f}/s  p50 {r['p50']:6.2f}  p99 {r['p99']:6.2f} ms  "
             f"server {r['cores']:4.2f} cores, {per:4.2f} ms CPU/search  errors {r['errors']}")
 
 
@@ -84,20 +88,23 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--ray-workers", default="",
-                    help="comma-separated serving-process counts for Ray-mode servers (default: one, serve's default)")
+    ap.add_argument("--ray", default="near,actors",
+                    help="Ray-mode servers: near|actors[:serving processes], comma-separated")
     args = ap.parse_args()
-    ray_workers: list[int | None] = [int(w) for w in args.ray_workers.split(",") if w] or [None]
+    ray_modes = [(kind, int(w) if w else None) for kind, _, w in (m.partition(":") for m in args.ray.split(",") if m)]
+    if any(kind not in ("near", "actors") for kind, _ in ray_modes):
+        ap.error("--ray takes near or actors, each optionally with :N")
     docs = expand(args.docs)
     mix = real_mix(20_000)
     per_phase = int(1_600 * args.seconds)
-    combos = word_combinations((1 + len(ray_workers)) * args.rounds * per_phase + 2_000)
+    combos = word_combinations((1 + len(ray_modes)) * args.rounds * per_phase + 2_000)
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with ExitStack() as stack:
         targets = [Target("in-process", stack.enter_context(running_server()), docs)]
-        for w in ray_workers:
-            server = running_server(extra_env={"SHOPSEARCH_RAY_ADDRESS": "local"}, workers=w)
-            targets.append(Target("ray" if w is None else f"ray x{w}", stack.enter_context(server), docs))
+        for kind, w in ray_modes:
+            env = {"SHOPSEARCH_RAY_ADDRESS": "local", "SHOPSEARCH_RAY_NEAR_REPLICAS": str(kind == "near").lower()}
+            server = running_server(extra_env=env, workers=w)
+            targets.append(Target(f"ray {kind}" + ("" if w is None else f" x{w}"), stack.enter_context(server), docs))
         for t in targets:  # warm-up: paths, columns, channels
             load(t.url, t.headers, combos[-2_000:], 4, 3)
         used = 0
@@ -115,19 +122,22 @@ def main() -> int:
                         r = t.phase(mix, 8, args.seconds)
                     results.setdefault((name, t.name), []).append(r)
                     print(f"round {k + 1}  " + line(name, t.name, r), flush=True)
+        memory = {t.name: tree_rss(t.server.pid) for t in targets}
     print(f"\n== median of {args.rounds} interleaved rounds, {args.docs} products, 2 shards; ratios paired by round")
     for name in PHASES:
         base = results[(name, "in-process")]
         for mode in [t.name for t in targets]:
             rs = results[(name, mode)]
             p99 = statistics.median(r["p99"] for r in rs)
-            print(f"{name:26s} {mode:11s} {statistics.median(rate(r) for r in rs):6.0f}/s  "
+            print(f"{name:26s} {mode:15s} {statistics.median(rate(r) for r in rs):6.0f}/s  "
                   f"{statistics.median(cpu_ms(r) for r in rs):4.2f} ms CPU/search  p99 {p99:5.1f} ms")
         for mode in [t.name for t in targets[1:]]:
             rs = results[(name, mode)]
             rates = statistics.median(rate(r) / rate(b) for r, b in zip(rs, base, strict=True))
             cpus = statistics.median(cpu_ms(r) / cpu_ms(b) for r, b in zip(rs, base, strict=True))
             print(f"{name:26s} {mode}/in-process: {rates:.2f}x the searches/s, {cpus:.2f}x the CPU per search")
+    for mode, rss in memory.items():  # Ray's own processes (GCS, raylet, dashboard) included
+        print(f"memory, {mode:15s} {rss / 2**30:5.2f} GiB (RSS of the server's process tree)")
     return 0
 
 

@@ -25,16 +25,18 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on"),
     port: int = typer.Option(8000, help="Port to listen on"),
     workers: int = typer.Option(
-        0, min=0, help="Serving processes (0: one per CPU core; in Ray mode, half the cores)"),
+        0, min=0, help="Serving processes (0: one per CPU core; half the cores when searches go to Ray actors)"),
 ) -> None:
     """Run the API. Applies database migrations first; Ctrl-C stops it cleanly."""
     settings = get_settings()
-    workers = workers or default_workers(settings.ray_address is not None, os.cpu_count() or 1)
+    actors_search = settings.ray_address is not None and not settings.near_replicas
+    workers = workers or default_workers(actors_search, os.cpu_count() or 1)
     upgrade(settings)
     if workers > 1:
         # the workers read their settings from the environment: tell them they are several
         os.environ["SHOPSEARCH_SERVING_PROCESSES"] = str(workers)
         if settings.ray_address == "local":  # one Ray instance, here, that every worker joins
+            os.environ["SHOPSEARCH_RAY_NEAR_REPLICAS"] = str(settings.near_replicas).lower()
             os.environ["SHOPSEARCH_RAY_ADDRESS"] = start_local_cluster()
         # a starting worker imports everything (a few seconds with N at once on N cores) and a
         # follower answers only once its replicas caught up: give startup time before the supervisor
@@ -46,12 +48,13 @@ def serve(
         uvicorn.run(worker_app(), host=host, port=port, log_level=settings.log_level.lower())
 
 
-def default_workers(ray: bool, cores: int) -> int:
-    """One serving process per core; in Ray mode the shard actors on this machine do the engine's
-    work, so half the cores (at least one): a serving process more than that only takes turns with
-    the actors (2 cores, 100k products: 0.83x the in-process rate uncached with 2 processes, parity
-    with 1; ``benchmarks/ray_http_bench --ray-workers 1,2``)."""
-    return max(1, cores // 2) if ray else cores
+def default_workers(actors_search: bool, cores: int) -> int:
+    """One serving process per core; when searches go to the shard actors (Ray mode without near
+    replicas) the actors on this machine do the engine's work, so half the cores (at least one): a
+    serving process more than that only takes turns with the actors (2 cores, 100k products: 0.76x
+    the in-process rate uncached with 2 processes, 0.84x with 1; ``benchmarks/ray_http_bench
+    --ray-workers 1,2``)."""
+    return max(1, cores // 2) if actors_search else cores
 
 
 def worker_app() -> FastAPI:

@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     redis_prefix: str = "shopsearch:"
     ray_address: str | None = None
+    # Ray mode: every serving process also keeps in-memory replicas of every index that follow the
+    # database (as in-process followers do) and answers searches from them once caught up; the shard
+    # actors stay the durable copies that tasks write to and that searches fall back to. Unset: on with
+    # ``ray_address=local`` (one machine: every shard is local), off when joining a cluster.
+    ray_near_replicas: bool | None = None
     public_url: str | None = Field(
         default=None, description="Base of links in emails; unset: the address each request reached")
     secret_key: str | None = Field(default=None, description="Signs session tokens; generated into DATA_DIR when unset")
@@ -93,6 +98,13 @@ class Settings(BaseSettings):
                 url += ("&" if "?" in url else "?") + f"connect_timeout={self.database_connect_timeout}"
             return url
         return f"sqlite:///{(self.data_dir / 'shopsearch.db').resolve()}"
+
+    @property
+    def near_replicas(self) -> bool:
+        """Ray mode with near replicas (see ``ray_near_replicas``)."""
+        if not self.ray_address:
+            return False
+        return self.ray_address == "local" if self.ray_near_replicas is None else self.ray_near_replicas
 
     @property
     def is_sqlite(self) -> bool:

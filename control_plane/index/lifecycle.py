@@ -8,7 +8,10 @@ joins ``runtime.extras["readiness_checks"]``.
 With several serving processes (``settings.serving_processes > 1``, ``shopsearch serve --workers``)
 only the primary (the one holding ``DATA_DIR/serving.lock``) does that; every other process holds
 in-memory replicas that follow the database (:mod:`control_plane.serving.follower`) and starts
-answering only once they caught up. With Ray the shards are shared: no process follows.
+answering only once they caught up. With Ray the shards are shared: no process needs to follow, but
+with near replicas (``settings.near_replicas``, the default with ``SHOPSEARCH_RAY_ADDRESS=local``)
+every serving process follows as well, and searches what it caught up with in memory
+(:attr:`ShardBridge.near`); the actors get every change first and answer the rest.
 
 The hooks are reference-counted: the app may be entered more than once (several test clients on one
 app), and only the last exit stops the runner and closes the host.
@@ -24,7 +27,7 @@ from control_plane.document.repository import row_source
 from control_plane.index.repository import all_indices
 from control_plane.runtime import Runtime
 from control_plane.serving.follower import Follower, take_primary
-from control_plane.shard import ShardBridge, catch_up, close_shard_bridge, shard_bridge
+from control_plane.shard import ShardBridge, catch_up, close_shard_bridge, near_bridge, shard_bridge
 from control_plane.task.runner import TaskRunner
 
 log = logging.getLogger("shopsearch.indexing")
@@ -79,6 +82,8 @@ def start_indexing(runtime: Runtime) -> None:
         return ready.is_set() and bridge.healthy()
 
     _add_check(runtime, shards_ready)
+    if settings.near_replicas:
+        _start_near_replicas(runtime, bridge)
     if settings.run_task_runner and primary:
         runner = TaskRunner(runtime.sessions, bridge, settings, state=runtime.state)
         runtime.extras["task_runner"] = runner
@@ -116,6 +121,17 @@ def _start_following(runtime: Runtime) -> None:
     _add_check(runtime, shards_ready)
 
 
+def _start_near_replicas(runtime: Runtime, bridge: ShardBridge) -> None:
+    """Ray mode: in-memory replicas here too, searched once caught up. Nothing waits for them:
+    until then (and whenever the follower's lease lapses) searches go to the actors."""
+    near = near_bridge(runtime.settings)
+    follower = Follower(runtime.sessions, near)
+    runtime.extras["near_shards"] = near
+    runtime.extras["follower"] = follower
+    follower.start()
+    bridge.near = near
+
+
 def _add_check(runtime: Runtime, check: Any) -> None:
     checks: list[Any] = runtime.extras.setdefault("readiness_checks", [])
     checks.append(check)
@@ -137,6 +153,12 @@ def stop_indexing(runtime: Runtime) -> None:
     follower = runtime.extras.pop("follower", None)
     if follower is not None:
         follower.stop()
+    near = runtime.extras.pop("near_shards", None)
+    if near is not None:
+        bridge = runtime.extras.get("shards")
+        if bridge is not None:
+            bridge.near = None
+        near.close()
     check = runtime.extras.pop("shards_check", None)
     checks = runtime.extras.get("readiness_checks", [])
     if check in checks:

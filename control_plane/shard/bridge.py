@@ -48,6 +48,9 @@ class ShardBridge:
         self.settings = settings
         self.durable = durable
         self.gate: SearchGate | None = None
+        # Ray mode with near replicas: this process's in-memory replicas (an in-process bridge behind
+        # a follower's gate); searches go there when the generation is caught up, to the actors else
+        self.near: ShardBridge | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="shard-host-loop", daemon=True)
         self._thread.start()
@@ -151,7 +154,14 @@ class ShardBridge:
         values, long documents to highlight) stops at the engine's next check and starts again
         on a worker thread with the rest of its time, where the GIL is handed back to the loop
         every few milliseconds: other requests keep being answered. A shard busy applying a
-        batch is waited for on a thread too."""
+        batch is waited for on a thread too.
+
+        With near replicas (Ray mode) a search of a generation they have caught up with runs on them,
+        as in-process; the actors answer the rest (a process starting, or one whose follower lost its
+        lease)."""
+        near = self.near
+        if near is not None and near.gate is not None and near.gate.searchable(index_id, generation):
+            return await near.search(index_id, generation, query)
         gate = self.gate
         if gate is not None and not gate.searchable(index_id, generation):
             raise ShardNotOpen(f"{index_id}/g{generation} is not caught up in this process yet")
@@ -223,6 +233,12 @@ def shard_bridge(runtime: Runtime) -> ShardBridge:
             if bridge is None:
                 bridge = runtime.extras["shards"] = ShardBridge(runtime.settings)
     return bridge
+
+
+def near_bridge(settings: Settings) -> ShardBridge:
+    """Replicas in this process's memory whatever the mode (Ray mode's near replicas, which a
+    follower keeps at the database's sequences)."""
+    return ShardBridge(settings, LocalHost(settings.data_dir / "shards", durable=False), durable=False)
 
 
 def close_shard_bridge(runtime: Runtime) -> None:

@@ -4,20 +4,26 @@ After every write, the moment its task reads ``succeeded`` each serving process 
 follower's report in ``serving_processes``) and answers from fresh connections agree and include it;
 cached storefront answers retire in both processes (shared epochs), and without Redis each passes the
 other what it computed (state.db); revoked keys and rate limits hold
-whichever process a request reaches. On the embedded default (no Redis: ``state.db``) and on
-PostgreSQL + Redis.
+whichever process a request reaches. On the embedded default (no Redis: ``state.db``), on
+PostgreSQL + Redis, and in Ray mode on one machine (``SHOPSEARCH_RAY_ADDRESS=local``), where both
+processes follow the database with near replicas beside the shard actors and search them: they keep
+answering when the actors are gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -34,11 +40,39 @@ WORDS = ("zebra", "quokka", "narwhal", "okapi", "axolotl")
 CONNECTIONS = 16  # fresh connections per check: the kernel hands each to either process
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "ray"])
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
     both = request.param == "postgres"
-    with running_server(postgres=both, redis=both, workers=2) as running:
+    env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if request.param == "ray" else None
+    with running_server(postgres=both, redis=both, workers=2, extra_env=env) as running:
         yield running
+
+
+def _ray_worker_env(server: Server) -> dict[str, str] | None:
+    """The environment of a serving process joined to the Ray cluster ``serve`` started, if any."""
+    for child in psutil.Process(server.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            env = child.environ()
+            if env.get("SHOPSEARCH_RAY_ADDRESS", "local") != "local":
+                return env
+    return None
+
+
+def _followers_expected(server: Server) -> int:
+    """Every process follows in Ray mode (near replicas); only the non-primary one otherwise."""
+    return 2 if _ray_worker_env(server) else 1
+
+
+_SHARD_ACTORS = """
+import sys, ray
+ray.init(address=sys.argv[1], namespace="shopsearch", log_to_driver=False)
+names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+         if a["namespace"] == "shopsearch" and a["name"].startswith("shard:" + sys.argv[2] + ":")]
+if sys.argv[3] == "kill":
+    for name in names:
+        ray.kill(ray.get_actor(name, namespace="shopsearch"), no_restart=True)
+print(len(names))
+"""
 
 
 def _fresh(server: Server, method: str, url: str, **kwargs: Any) -> list[httpx.Response]:
@@ -89,7 +123,7 @@ def _hits(responses: list[httpx.Response]) -> set[tuple[int, tuple[str, ...]]]:
 def _both_up(server: Server) -> None:
     """The follower registers before it looks at the indices (the primary answers /ready first)."""
     deadline = time.monotonic() + 60
-    while len(_followers(server, "")[0]) != 1:
+    while len(_followers(server, "")[0]) != _followers_expected(server):
         assert time.monotonic() < deadline
         time.sleep(0.1)
 
@@ -110,7 +144,7 @@ def test_two_processes_answer_the_same_after_every_write(server: Server) -> None
     storefront = f"/v1/search/{profile.json()['profileKey']}"
     public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
     secret = {**tenant.headers, "Cache-Control": "no-cache"}
-    assert len(_followers(server, index_id)[0]) == 1  # one follower beside the primary
+    assert len(_followers(server, index_id)[0]) == _followers_expected(server)
 
     for n, word in enumerate(WORDS):
         # the storefront answer for the word is cached in both processes before the write
@@ -118,7 +152,7 @@ def test_two_processes_answer_the_same_after_every_write(server: Server) -> None
         upload = http.post(index_url + "/documents", json=[{"id": f"new{n}", "name": f"{word} lamp", "brand": "Acme"}])
         _wait(http, tenant.project_id, upload.json()["taskId"])
         reported, seq = _followers(server, index_id)
-        assert reported == [seq], (reported, seq)  # the follower held the write when its task succeeded
+        assert reported == [seq] * _followers_expected(server), (reported, seq)  # held when the task succeeded
         assert _hits(_fresh(server, "POST", index_url + "/search", json={"q": word}, headers=secret)) == {
             (1, (f"new{n}",))}
         assert {r.json()["total"] for r in _fresh(server, "POST", storefront, json={"q": word}, headers=public)} == {1}
@@ -131,6 +165,23 @@ def test_two_processes_answer_the_same_after_every_write(server: Server) -> None
         with sqlite3.connect(server.data_dir / "state.db") as state:
             (shared,) = state.execute("SELECT count(*) FROM answers").fetchone()
         assert shared >= len(WORDS)
+    env = _ray_worker_env(server)
+    if env:  # near replicas: the answers come from each process's memory, not from the actors
+        lamp = {"q": "lamp", "perPage": 50}
+        before = _hits(_fresh(server, "POST", index_url + "/search", json=lamp, headers=secret))
+        assert len(before) == 1 and next(iter(before))[0] == 40, before
+
+        def actors(action: str) -> int:
+            """How many shard actors of the index are alive (``kill``: then kills them all)."""
+            done = subprocess.run([sys.executable, "-c", _SHARD_ACTORS, env["SHOPSEARCH_RAY_ADDRESS"], index_id, action],
+                                  capture_output=True, text=True, timeout=120, env=env)
+            assert done.returncode == 0, done.stderr[-3000:]
+            return int(done.stdout.split()[-1])
+
+        assert actors("kill") == 2  # 2 shards, 1 replica each: all gone
+        assert _hits(_fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)) == before
+        # nothing asked the actors (a search sent to them re-creates them from their files)
+        assert actors("count") == 0
 
 
 def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> None:

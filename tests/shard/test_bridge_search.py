@@ -45,3 +45,38 @@ async def test_bridge_uses_the_fast_path_and_falls_back_to_the_host_loop(tmp_pat
         assert [c[0] for c in host.calls] == ["search_here"] and host.calls[0][2] != here
     finally:
         bridge.close()
+
+
+class Gate:
+    """A follower's gate that says yes for the generations in ``caught_up``."""
+
+    def __init__(self) -> None:
+        self.caught_up: set[tuple[str, int]] = set()
+
+    def searchable(self, index_id: str, generation: int) -> bool:
+        return (index_id, generation) in self.caught_up
+
+    async def wait(self, index_id: str, generation: int) -> None:
+        return None
+
+
+async def test_near_replicas_answer_what_they_caught_up_with_and_the_actors_the_rest(tmp_path):
+    """Ray mode with near replicas: a generation the follower caught up with is searched in this
+    process's memory; one it has not (starting, behind, lease lapsed) on the host (the actors)."""
+    actors, in_memory = FastPathHost(), FastPathHost()
+    settings = Settings(data_dir=tmp_path)
+    bridge, near = ShardBridge(settings, actors), ShardBridge(settings, in_memory, durable=False)
+    gate = Gate()
+    near.gate, bridge.near = gate, near
+    try:
+        assert (await bridge.search("idx", 1, Q({"q": "red"}))).total == 1
+        assert [c[0] for c in actors.calls] == ["search_here"] and in_memory.calls == []
+        actors.calls.clear()
+        gate.caught_up.add(("idx", 1))
+        assert (await bridge.search("idx", 1, Q({"q": "red"}))).total == 1
+        assert (await bridge.search("idx", 2, Q({"q": "red"}))).total == 1  # another generation: not caught up
+        assert [c[:2] for c in in_memory.calls] == [("search_here", "red")]
+        assert [c[:2] for c in actors.calls] == [("search_here", "red")]
+    finally:
+        bridge.close()
+        near.close()
