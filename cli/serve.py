@@ -53,7 +53,7 @@ def default_workers(actors_search: bool, cores: int) -> int:
     replicas) the actors on this machine do the engine's work, so half the cores (at least one): a
     serving process more than that only takes turns with the actors (2 cores, 100k products: 0.76x
     the in-process rate uncached with 2 processes, 0.84x with 1; ``benchmarks/ray_http_bench
-    --ray-workers 1,2``)."""
+    --ray actors:1,actors:2``)."""
     return max(1, cores // 2) if actors_search else cores
 
 

@@ -26,6 +26,14 @@
 
 What a search costs, and what limits growth on several machines
 ===============================================================
+With near replicas (``SHOPSEARCH_RAY_NEAR_REPLICAS``, the default with a local Ray) a serving process
+searches its own in-memory replicas once they caught up (``control_plane.shard.ShardBridge.near``) and
+comes here only until then: on one machine that searched at 0.94-1.01x the in-process rate
+(``ray_http_bench``, 2026-11-25), where searches over the channels below did 0.80-0.84x. They hold
+every index in every serving process (holding only the shards of the process's own node is not
+built), so across machines memory limits them, not CPU. What follows is what a search costs when it
+does come here (no near replicas: the default when joining a cluster).
+
 The engine's work is the same in an actor as in-process (~0.75 ms per shard for the storefront
 profile at 100k products in 2 shards, on a good day of this VM; the same queries in a loop take as
 long in an actor as in a plain process), but every actor call
@@ -67,7 +75,7 @@ in-process, 2 processes                   1.4 ms      1.45 ms
                                           1,434/s     1,369/s
 =============================  =========  ==========  ==========
 
-Through HTTP (``python -m benchmarks.ray_http_bench --ray-workers 1,2 --rounds 4``: an in-process
+Through HTTP (``python -m benchmarks.ray_http_bench --ray actors:1,actors:2 --rounds 4``: an in-process
 server (2 serving processes) and Ray-mode servers with 1 and 2 serving processes side by side, 100k
 products, 2 shards, phases interleaved because this machine's speed drifts by more than the
 difference; medians, ratios paired by round):
