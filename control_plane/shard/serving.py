@@ -35,6 +35,8 @@ async def _attempt(bridge: ShardBridge, spec: ShardSpec, query: Query, reload: S
             fresh = await reload()
             if fresh is None:
                 raise ServiceError(ErrorCode.NOT_FOUND, "Index not found") from exc
+            if isinstance(exc, HostError) and fresh.generation == spec.generation:
+                raise  # the host already retried its replicas for its whole retry window
             spec = fresh
             await asyncio.sleep(0.05)
     return await bridge.search(spec.index_id, spec.generation, query)

@@ -416,26 +416,31 @@ class RayHost(BaseHost):
 
     async def _revive(self, index_id: str, generation: int, shard_no: int, replica_no: int, dead: Any) -> None:
         """Re-create a replica whose actor is gone for good (its node left the cluster: with hard node
-        affinity Ray cannot restart it elsewhere, and releases its name).  An actor that is merely
-        restarting keeps its name and is left to Ray.  The new actor starts empty on an alive node
-        and is re-fed by the control plane like any empty replica."""
-        spec = self._specs.get((index_id, generation))
-        if spec is None:
-            return
+        affinity Ray cannot restart it elsewhere, and releases its name; or it was killed for good).
+        An actor that is merely restarting keeps its name and is left to Ray; one another process
+        re-created under the name already replaces the dead handle here (without that, this process
+        kept calling the dead one: its searches failed for the whole retry window, every time).
+        The new actor starts empty on an alive node and is re-fed by the control plane like any
+        empty replica."""
         name = actor_name(index_id, generation, shard_no, replica_no)
         async with self._revive_lock:
             rows = self._handles.get((index_id, generation))
             if rows is None or rows[shard_no][replica_no] is not dead:
                 return  # dropped, or already revived by another call
 
-            def lookup() -> bool:
+            def lookup() -> Any:
                 try:
-                    ray.get_actor(name, namespace=self.namespace)
-                    return True
+                    return ray.get_actor(name, namespace=self.namespace)
                 except ValueError:
-                    return False
+                    return None
 
-            if await asyncio.to_thread(lookup):
+            found = await asyncio.to_thread(lookup)
+            if found is not None:
+                if found != dead:  # another actor under the name (handles compare by actor id)
+                    rows[shard_no][replica_no] = found
+                return
+            spec = self._specs.get((index_id, generation))
+            if spec is None:  # never opened here: the process that opened it (or a reopen) re-creates it
                 return
             nodes = await asyncio.to_thread(self._alive_nodes)
             placed = self._placed.setdefault((index_id, generation), {})

@@ -5,9 +5,10 @@ follower's report in ``serving_processes``) and answers from fresh connections a
 cached storefront answers retire in both processes (shared epochs), and without Redis each passes the
 other what it computed (state.db); revoked keys and rate limits hold
 whichever process a request reaches. On the embedded default (no Redis: ``state.db``), on
-PostgreSQL + Redis, and in Ray mode on one machine (``SHOPSEARCH_RAY_ADDRESS=local``), where both
-processes follow the database with near replicas beside the shard actors and search them: they keep
-answering when the actors are gone.
+PostgreSQL + Redis, and in Ray mode on one machine (``SHOPSEARCH_RAY_ADDRESS=local``, on both), where
+both processes follow the database with near replicas beside the shard actors and search them: they
+keep answering when the actors are gone. Without near replicas (searches on the actors), both
+processes answer again within a second or so once the killed actors were re-created.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -40,10 +42,10 @@ WORDS = ("zebra", "quokka", "narwhal", "okapi", "axolotl")
 CONNECTIONS = 16  # fresh connections per check: the kernel hands each to either process
 
 
-@pytest.fixture(params=["sqlite", "postgres", "ray"])
+@pytest.fixture(params=["sqlite", "postgres", "ray", "ray-postgres"])
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
-    both = request.param == "postgres"
-    env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if request.param == "ray" else None
+    both = request.param.endswith("postgres")
+    env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if request.param.startswith("ray") else None
     with running_server(postgres=both, redis=both, workers=2, extra_env=env) as running:
         yield running
 
@@ -205,3 +207,39 @@ def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> No
     stranger = f"nobody-{secrets.token_hex(4)}@shop.example"  # 10 failed sign-ins per address a minute
     codes = [r.status_code for r in _fresh(server, "POST", "/v1/auth/login", json={"email": stranger, "password": "x"})]
     assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
+
+
+def test_without_near_replicas_both_processes_reach_the_recreated_actors() -> None:
+    """Searches on the shard actors (``SHOPSEARCH_RAY_NEAR_REPLICAS=false``, the default when joining a
+    cluster). Every actor of the index is killed for good: the first process to search re-creates them;
+    the other must call the new actors, not the dead ones (it kept doing that: 503 after 45 s)."""
+    env = {"SHOPSEARCH_RAY_ADDRESS": "local", "SHOPSEARCH_RAY_NEAR_REPLICAS": "false"}
+    with running_server(workers=2, extra_env=env) as server:
+        tenant = make_tenant(server.database_url)
+        secret = {**tenant.headers, "Cache-Control": "no-cache"}
+        http = httpx.Client(base_url=server.base, headers=secret, timeout=60)
+        created = http.post(f"/v1/projects/{tenant.project_id}/indices", json={"name": "shop", "shards": 2, "mapping": MAPPING})
+        assert created.status_code == 201, created.text
+        index_id = created.json()["id"]
+        index_url = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
+        docs = [{"id": f"p{n}", "name": f"lamp model {n}", "brand": "Acme"} for n in range(40)]
+        upload = http.post(index_url + "/documents", json=docs)
+        _wait(http, tenant.project_id, upload.json()["taskId"])
+        worker_env = _ray_worker_env(server)
+        assert worker_env and worker_env["SHOPSEARCH_RAY_NEAR_REPLICAS"] == "false"
+        lamp = {"q": "lamp", "perPage": 1}
+        assert {r.json()["total"] for r in _fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)} == {40}
+        done = subprocess.run([sys.executable, "-c", _SHARD_ACTORS, worker_env["SHOPSEARCH_RAY_ADDRESS"], index_id, "kill"],
+                              capture_output=True, text=True, timeout=120, env=worker_env)
+        assert done.returncode == 0 and done.stdout.split()[-1] == "2", done.stderr[-3000:]
+
+        def search(_: int) -> tuple[int, float]:
+            started = time.monotonic()
+            with httpx.Client(base_url=server.base, timeout=60) as fresh:
+                response = fresh.post(index_url + "/search", json=lamp, headers=secret)
+            return response.status_code, time.monotonic() - started
+
+        with ThreadPoolExecutor(CONNECTIONS) as pool:  # at once, on new connections: both processes
+            answered = list(pool.map(search, range(CONNECTIONS)))
+        assert {status for status, _ in answered} == {200}, answered
+        assert max(took for _, took in answered) < 10, answered  # not the retry window (15 s), thrice

@@ -254,6 +254,30 @@ async def test_fast_path_falls_back_when_a_replica_is_down(host, tmp_path):
     assert answer.total <= 200
 
 
+async def test_a_replica_another_process_recreated_replaces_the_dead_handle(host, tmp_path):
+    """Two API processes hold handles to the same actors; one of them is killed for good. The first
+    process to search re-creates it under its name; the other, finding that name taken, must call the
+    new actor, not the dead one for its whole retry window (that answered 503 after 45 s)."""
+    spec = ShardSpec("idx_twice", 1, 2, 1, MAPPING, "en")
+    await host.open(spec)
+    await feed(host, "idx_twice", 1, 2, SOURCE, after_seq=0)
+    other = RayHost(tmp_path / "shards", namespace=host.namespace, detached=False)
+    other.retry_timeout = 4.0  # fails fast if it keeps calling the dead actor
+    assert (await other.search("idx_twice", 1, Q({"limit": 0}))).total == 200  # finds the actors by name
+    await other.open(spec)  # and (as every serving process does at start-up) knows the spec
+    dead = await other.actor("idx_twice", 1, 0, 0)
+    await _kill_for_good(await host.actor("idx_twice", 1, 0, 0))
+    assert (await host.search("idx_twice", 1, Q({"limit": 0}))).total <= 200  # re-creates s0r0
+    revived = await host.actor("idx_twice", 1, 0, 0)
+    assert revived != dead
+    started = asyncio.get_running_loop().time()
+    assert (await other.search("idx_twice", 1, Q({"limit": 0}))).total <= 200
+    assert asyncio.get_running_loop().time() - started < 3
+    assert await other.actor("idx_twice", 1, 0, 0) == revived
+    assert len([n for n in ray.util.list_named_actors() if n.startswith("shard:idx_twice:")]) == 2
+    await other.close()
+
+
 def _batch_queries() -> list[dict]:
     """~30 different searches: words, pages, sorts, filters, facets, highlights, distinct."""
     from tests.search_workers.helpers import ADJ, BRANDS, NOUN

@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from control_plane.shard import ShardBridge
-from search_workers.host import BaseHost
-from shared.contract import Answer, Query
+import msgspec
+import pytest
+
+from control_plane.shard import ShardBridge, search_serving
+from search_workers.host import BaseHost, ShardUnavailable
+from shared.contract import Answer, Query, ShardSpec
+from shared.errors import ErrorCode, ServiceError
 from shared.settings import Settings
 from tests.queries import Q
 
@@ -80,3 +84,43 @@ async def test_near_replicas_answer_what_they_caught_up_with_and_the_actors_the_
     finally:
         bridge.close()
         near.close()
+
+
+class DownHost(BaseHost):
+    """A host whose replicas of generation 1 never answer (it already retried them); generation 2 answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generations: list[int] = []
+
+    async def search(self, index_id: str, generation: int, query: Query) -> Answer:
+        self.generations.append(generation)
+        if generation == 1:
+            raise ShardUnavailable("no replica of shard 0 answered")
+        return Answer(total=3)
+
+
+async def test_unreachable_shards_answer_503_after_one_retry_window_not_three(tmp_path):
+    """The host retries a shard's replicas for its whole retry window; the search does not start
+    that again on the same generation (a search of dead actors answered 503 after 3 x 15 s). A
+    generation swapped meanwhile is still searched."""
+    host = DownHost()
+    bridge = ShardBridge(Settings(data_dir=tmp_path), host)
+    spec = ShardSpec("idx", 1, 1, 1, {"idField": "id", "fields": {}}, "en")
+
+    async def same() -> ShardSpec:
+        return spec
+
+    async def swapped() -> ShardSpec:
+        return msgspec.structs.replace(spec, generation=2)
+
+    try:
+        with pytest.raises(ServiceError) as err:
+            await search_serving(bridge, spec, Q({"q": "red"}), same)
+        assert err.value.code == ErrorCode.UNAVAILABLE
+        assert host.generations == [1]
+        host.generations.clear()
+        assert (await search_serving(bridge, spec, Q({"q": "red"}), swapped)).total == 3
+        assert host.generations == [1, 2]
+    finally:
+        bridge.close()
