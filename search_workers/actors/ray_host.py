@@ -29,7 +29,9 @@ What a search costs, and what limits growth on several machines
 With near replicas (``SHOPSEARCH_RAY_NEAR_REPLICAS``, the default with a local Ray) a serving process
 searches its own in-memory replicas once they caught up (``control_plane.shard.ShardBridge.near``) and
 comes here only until then: on one machine that searched at 0.94-1.01x the in-process rate
-(``ray_http_bench``, 2026-11-25), where searches over the channels below did 0.80-0.84x. They hold
+(``ray_http_bench``, 2026-11-25; 0.98-1.00x in a second sitting, with 1.04-1.05x the CPU per search:
+Ray's daemons and the primary's second follower, ~0.05 cores whatever the load), where searches over
+the channels below did 0.80-0.84x. They hold
 every index in every serving process (holding only the shards of the process's own node is not
 built), so across machines memory limits them, not CPU. What follows is what a search costs when it
 does come here (no near replicas: the default when joining a cluster).
