@@ -422,8 +422,8 @@ class RayHost(BaseHost):
         An actor that is merely restarting keeps its name and is left to Ray; one another process
         re-created under the name already replaces the dead handle here (without that, this process
         kept calling the dead one: its searches failed for the whole retry window, every time).
-        The new actor starts empty on an alive node and is re-fed by the control plane like any
-        empty replica."""
+        The new actor reopens the replica's files when it lands on their node, and otherwise starts
+        empty and is re-fed by the control plane like any empty replica."""
         name = actor_name(index_id, generation, shard_no, replica_no)
         async with self._revive_lock:
             rows = self._handles.get((index_id, generation))

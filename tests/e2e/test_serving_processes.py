@@ -77,6 +77,15 @@ print(len(names))
 """
 
 
+def _shard_actors(env: dict[str, str], index_id: str, action: str) -> int:
+    """How many shard actors of the index are alive (``kill``: then kills them all), asked from a
+    driver joined to the serving processes' Ray cluster (``env``: a serving process's environment)."""
+    done = subprocess.run([sys.executable, "-c", _SHARD_ACTORS, env["SHOPSEARCH_RAY_ADDRESS"], index_id, action],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return int(done.stdout.split()[-1])
+
+
 def _fresh(server: Server, method: str, url: str, **kwargs: Any) -> list[httpx.Response]:
     """The same request on :data:`CONNECTIONS` new connections."""
     out = []
@@ -173,17 +182,10 @@ def test_two_processes_answer_the_same_after_every_write(server: Server) -> None
         before = _hits(_fresh(server, "POST", index_url + "/search", json=lamp, headers=secret))
         assert len(before) == 1 and next(iter(before))[0] == 40, before
 
-        def actors(action: str) -> int:
-            """How many shard actors of the index are alive (``kill``: then kills them all)."""
-            done = subprocess.run([sys.executable, "-c", _SHARD_ACTORS, env["SHOPSEARCH_RAY_ADDRESS"], index_id, action],
-                                  capture_output=True, text=True, timeout=120, env=env)
-            assert done.returncode == 0, done.stderr[-3000:]
-            return int(done.stdout.split()[-1])
-
-        assert actors("kill") == 2  # 2 shards, 1 replica each: all gone
+        assert _shard_actors(env, index_id, "kill") == 2  # 2 shards, 1 replica each: all gone
         assert _hits(_fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)) == before
         # nothing asked the actors (a search sent to them re-creates them from their files)
-        assert actors("count") == 0
+        assert _shard_actors(env, index_id, "count") == 0
 
 
 def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> None:
@@ -229,9 +231,7 @@ def test_without_near_replicas_both_processes_reach_the_recreated_actors() -> No
         assert worker_env and worker_env["SHOPSEARCH_RAY_NEAR_REPLICAS"] == "false"
         lamp = {"q": "lamp", "perPage": 1}
         assert {r.json()["total"] for r in _fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)} == {40}
-        done = subprocess.run([sys.executable, "-c", _SHARD_ACTORS, worker_env["SHOPSEARCH_RAY_ADDRESS"], index_id, "kill"],
-                              capture_output=True, text=True, timeout=120, env=worker_env)
-        assert done.returncode == 0 and done.stdout.split()[-1] == "2", done.stderr[-3000:]
+        assert _shard_actors(worker_env, index_id, "kill") == 2
 
         def search(_: int) -> tuple[int, float]:
             started = time.monotonic()
