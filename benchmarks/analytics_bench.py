@@ -24,18 +24,9 @@ import random
 import time
 from typing import Any
 
-import httpx
 import psutil
 
-from benchmarks.common import (
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
-    STOREFRONT_PROFILE,
-    expand,
-    make_tenant,
-    running_server,
-    upload_catalog,
-)
+from benchmarks.common import STOREFRONT_PROFILE, api, expand, make_tenant, running_server, storefront_index
 from benchmarks.search_bench import load, measured, rate, real_mix, report
 
 ORIGIN = "https://shop.example"
@@ -45,9 +36,9 @@ def _events(query_ids: list[tuple[str, list[str]]], n: int, rng: random.Random) 
     out = []
     for _ in range(n):
         query_id, hits = rng.choice(query_ids)
-        position = rng.randrange(len(hits)) if hits else 0
+        position = rng.randrange(len(hits))
         out.append({"type": "click" if rng.random() < 0.8 else "conversion", "queryId": query_id,
-                    "documentId": hits[position] if hits else "none", "position": position + 1})
+                    "documentId": hits[position], "position": position + 1})
     return out
 
 
@@ -72,29 +63,26 @@ def main() -> int:
         lines.append(line)
         print(line, flush=True)
 
-    with running_server(postgres=args.postgres, redis=args.redis, workers=args.workers) as server:
+    # the ingest phase replays its events: each (queryId, document, type) counts once, and no daily
+    # cap per index (SHOPSEARCH_ANALYTICS_EVENTS_PER_DAY) should stop it midway
+    with running_server(postgres=args.postgres, redis=args.redis, workers=args.workers,
+                        extra_env={"SHOPSEARCH_ANALYTICS_EVENTS_PER_DAY": "1000000000"}) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-        response = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                             json={"name": "bestbuy", "shards": args.shards, "mapping": STOREFRONT_MAPPING})
-        response.raise_for_status()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{response.json()['id']}"
-        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
-        _, indexed = upload_catalog(server.base, tenant, index_url, docs)
-        print(f"indexed {len(docs)} products in {indexed:.1f}s", flush=True)
+        client = api(server.base, tenant)
+        started = time.perf_counter()
+        index = storefront_index(client, tenant, docs, name="bestbuy", shards=args.shards)
+        print(f"indexed {len(docs)} products in {time.perf_counter() - started:.1f}s", flush=True)
         urls = {}
         for name, analytics in (("on", True), ("off", False)):
-            response = http.post(index_url + "/profiles",
-                                 json={**STOREFRONT_PROFILE, "name": f"analytics {name}", "analytics": analytics})
-            response.raise_for_status()
-            urls[name] = f"{server.base}/v1/search/{response.json()['profileKey']}"
+            profile = index.create_profile({**STOREFRONT_PROFILE, "name": f"analytics {name}", "analytics": analytics})
+            urls[name] = f"{server.base}/v1/search/{profile.profile_key}"
         public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
 
         # --- searches/s, analytics on vs off
         for name in ("off", "on"):  # warm-up: the popular answers of each profile cached once
             load(urls[name], public, mix, args.clients, min(3.0, args.seconds))
         time.sleep(3)  # the warm-up's counts written (every 2 s)
-        before = http.get(index_url + "/analytics").json()["totals"]["searches"]
+        before = index.analytics().totals.searches
         results: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
         for round_ in range(args.rounds):
             for name in ("off", "on"):
@@ -104,7 +92,7 @@ def main() -> int:
         off = sum(rate(r) for r in results["off"])
         on = sum(rate(r) for r in results["on"])
         time.sleep(3)  # the last counts written (every 2 s)
-        after = http.get(index_url + "/analytics").json()["totals"]["searches"]
+        after = index.analytics().totals.searches
         answered_on = sum(r["count"] - r["errors"] for r in results["on"])
         say(f"  analytics counted {after - before} searches during the 'on' phases; {answered_on} were answered")
 
@@ -112,17 +100,21 @@ def main() -> int:
         rng = random.Random(7)
         query_ids = []
         for q in [m if isinstance(m, str) else m["q"] for m in mix[:300]]:
-            body = http.post(index_url + "/search", json={"q": q, "perPage": 10}).json()
-            query_ids.append((body["queryId"], [h["id"] for h in body["hits"]]))
+            answer = index.search(q, per_page=10)
+            if answer.hits:  # an event names a hit of its search (else 404)
+                query_ids.append((answer.query_id, [h.id for h in answer.hits]))
         bodies = [{"events": _events(query_ids, args.batch, rng)} for _ in range(40)]
-        clicks_before = http.get(index_url + "/analytics").json()["totals"]
+        clicks_before = index.analytics().totals
         ingest = measured(server.pid, lambda: load(f"{server.base}/v1/events", tenant.headers, bodies, 4, args.seconds))
         events_per_s = rate(ingest) * args.batch
         say(report(f"events, batches of {args.batch}, 4 clients", ingest).replace("/s ", " req/s ", 1)
             + f"  = {events_per_s:,.0f} events/s")
-        totals = http.get(index_url + "/analytics").json()["totals"]
-        recorded = (totals["clicks"] + totals["conversions"]) - (clicks_before["clicks"] + clicks_before["conversions"])
-        say(f"  events recorded: {recorded}; accepted: {(ingest['count'] - ingest['errors']) * args.batch}")
+        totals = index.analytics().totals
+        recorded = (totals.clicks + totals.conversions) - (clicks_before.clicks + clicks_before.conversions)
+        client.close()
+        distinct = len({(e["queryId"], e["documentId"], e["type"]) for body in bodies for e in body["events"]})
+        say(f"  events recorded: {recorded} (each distinct event once: {distinct} in the batches); "
+            f"sent: {(ingest['count'] - ingest['errors']) * args.batch}")
 
     print(f"\n== analytics, Best Buy catalog expanded to {len(docs)} products, {args.shards} shards, "
           f"serve --workers {args.workers if args.workers is not None else '(default)'}"

@@ -26,6 +26,7 @@ from benchmarks.common import (
     MAPPING,
     Server,
     Tenant,
+    api,
     expand,
     make_tenant,
     pct,
@@ -58,15 +59,12 @@ class Shop:
 def make_shop(server: Server, docs: list[dict[str, Any]], profile: dict[str, Any]) -> Shop:
     """A tenant with a public key, an index holding ``docs`` and a saved profile."""
     tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-    with httpx.Client(base_url=server.base, headers=tenant.headers, timeout=300) as http:
-        created = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                            json={"name": "catalog", "mapping": SHOP_MAPPING})
-        created.raise_for_status()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{created.json()['id']}"
-        upload_catalog(server.base, tenant, index_url, docs, batch=500 if len(docs) < 50_000 else 1000)
-        saved = http.post(index_url + "/profiles", json={"name": "web", **profile})
-        saved.raise_for_status()
-    return Shop(tenant, index_url, saved.json()["profileKey"])
+    with api(server.base, tenant) as client:
+        project = client.project(tenant.project_id)
+        index = project.index(project.create_index("catalog", mapping=SHOP_MAPPING).id)
+        upload_catalog(server.base, tenant, index.id, docs, batch=500 if len(docs) < 50_000 else 1000)
+        saved = index.create_profile({"name": "web", **profile})
+    return Shop(tenant, f"/v1/projects/{tenant.project_id}/indices/{index.id}", saved.profile_key)
 
 
 def catalog(n: int, huge: bool = True, huge_bytes: int = HUGE_DOC_BYTES) -> list[dict[str, Any]]:
@@ -90,7 +88,7 @@ HOSTILE_PROFILE: dict[str, Any] = {
 
 def hostile_requests(clauses: int = 400) -> dict[str, dict[str, Any]]:
     """The worst storefront search bodies found (name -> body): first the review's (past today's
-    limits), then the worst still within them (``control_plane.search.limits``)."""
+    limits), then the worst still within them (``shared.limits``)."""
     ranges = [{"sku": {"gte": f"{c}", "lt": f"{c}~"}} for c in (chr(48 + i % 75) + str(i) for i in range(clauses))]
     in_limits = ranges[:61]  # with the or node: 62 of the 64 conditions (2 left for a caller)
     typos = " ".join(["zanzibbar", "chargerr", "protectorr", "cammera", "headphonez", "televison", "samsnug",

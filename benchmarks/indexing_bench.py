@@ -24,19 +24,19 @@ import random
 import threading
 import time
 
-import httpx
 import psutil
+from shopsearch_client import NO_RETRY, Client, ShopsearchError
 
 from benchmarks.common import (
     MAPPING,
     Server,
+    api,
     expand,
     make_tenant,
     pct,
     running_server,
     tree_rss,
     upload_catalog,
-    wait_task,
     weighted_queries,
 )
 
@@ -106,23 +106,21 @@ def process_rss(pid: int) -> list[tuple[str, int]]:
 
 def run(args: argparse.Namespace, server: Server) -> int:
     tenant = make_tenant(server.database_url)
-    http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-    created = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                        json={"name": "bestbuy", "shards": args.shards, "mapping": MAPPING})
-    created.raise_for_status()
-    index_url = f"/v1/projects/{tenant.project_id}/indices/{created.json()['id']}"
+    client = api(server.base, tenant)
+    project = client.project(tenant.project_id)
+    index = project.index(project.create_index("bestbuy", shards=args.shards, mapping=MAPPING).id)
     docs = expand(args.docs)
     print(f"catalog: {len(docs)} products in batches of {args.batch}; {args.uploaders} uploaders, {args.shards} shards")
     cpu_before = process_cpu(server.pid)
-    sent, finished = upload_catalog(server.base, tenant, index_url, docs, batch=args.batch, uploaders=args.uploaders)
+    sent, finished = upload_catalog(server.base, tenant, index.id, docs, batch=args.batch, uploaders=args.uploaders)
     print(f"upload: requests done in {sent:.1f}s, last task succeeded after {finished:.1f}s")
     print(f"INDEXING THROUGHPUT: {len(docs) / finished:,.0f} documents/s (target >= 1,500)")
     used = {pid: (name, cpu - cpu_before.get(pid, (name, 0.0))[1]) for pid, (name, cpu) in process_cpu(server.pid).items()}
     print("server CPU per document: " + ", ".join(f"{name} {cpu / len(docs) * 1e6:,.0f} us" for name, cpu in used.values())
           + f"; total {sum(cpu for _, cpu in used.values()) / len(docs) * 1e6:,.0f} us")
     print("server RSS after upload: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
-    count = http.get(index_url).json()["documentCount"]
-    total = http.post(index_url + "/search", json={"q": ""}).json()["total"]
+    count = index.get().document_count
+    total = index.search("").total
     print(f"documentCount {count}, search total {total}")
     rss_after_upload = tree_rss(server.pid)
     if args.upload_only:
@@ -137,16 +135,16 @@ def run(args: argparse.Namespace, server: Server) -> int:
 
     def searcher(seed: int) -> None:
         rng = random.Random(seed)
-        with httpx.Client(base_url=server.base, headers=tenant.headers, timeout=30) as client:
+        # a shop's server searching (no answer cache, no retries: every failure counts)
+        with Client(server.base, tenant.key, timeout=30, retry=NO_RETRY,
+                    headers={"Cache-Control": "no-cache"}) as searching:
+            shop = searching.index(tenant.project_id, index.id)
             while not stop.is_set():
                 started = time.perf_counter()
                 try:
-                    response = client.post(index_url + "/search", json={"q": rng.choice(terms), "facets": ["brand"]},
-                                           headers={"Cache-Control": "no-cache"})
-                    if response.status_code != 200:
-                        failures.append(f"{response.status_code} {response.text[:200]}")
-                except httpx.HTTPError as exc:
-                    failures.append(repr(exc))
+                    shop.search(rng.choice(terms), facets=["brand"])
+                except ShopsearchError as exc:
+                    failures.append(str(exc)[:200])
                 latencies.append(time.perf_counter() - started)
 
     def sample_rss() -> None:
@@ -160,10 +158,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
         thread.start()
     started = time.perf_counter()
     try:
-        response = http.post(index_url + "/reindex")
-        if response.status_code != 202:
-            raise RuntimeError(f"reindex refused: {response.status_code} {response.text}")
-        result = wait_task(http, tenant.project_id, response.json()["taskId"])
+        result = index.wait_for_task(index.reindex(), timeout=3600, raise_on_failure=False, poll_interval=0.05)
         reindex_s = time.perf_counter() - started
         time.sleep(1.0)
     finally:
@@ -171,7 +166,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
         for thread in threads:
             thread.join()
     ms = [x * 1000 for x in latencies]
-    print(f"reindex: {result['status']} in {reindex_s:.1f}s; {len(ms)} searches meanwhile "
+    print(f"reindex: {result.status} in {reindex_s:.1f}s; {len(ms)} searches meanwhile "
           f"(p50 {pct(ms, 50):.0f} ms, p99 {pct(ms, 99):.0f} ms)")
     print(f"FAILED SEARCHES DURING REINDEX: {len(failures)} (target 0)")
     for failure in failures[:5]:
@@ -180,7 +175,8 @@ def run(args: argparse.Namespace, server: Server) -> int:
     rss_now = tree_rss(server.pid)
     print(f"SERVER RSS: {rss_now / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
           f"{peak[0] / 2**30:.3f} GiB peak during reindex")
-    return 0 if not failures and result["status"] == "succeeded" else 1
+    client.close()
+    return 0 if not failures and result.status == "succeeded" else 1
 
 
 if __name__ == "__main__":

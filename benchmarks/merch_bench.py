@@ -31,16 +31,15 @@ import time
 from collections import Counter
 from typing import Any
 
-import httpx
+from shopsearch_client import Client
 
 from benchmarks.common import (
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
     STOREFRONT_PROFILE,
+    api,
     expand,
     make_tenant,
     running_server,
-    upload_catalog,
+    storefront_index,
     weighted_queries,
 )
 from benchmarks.search_bench import ORIGIN, load, measured, report, word_combinations
@@ -199,39 +198,32 @@ def main() -> int:
     results: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
     with running_server(workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=300)
-        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                          json={"name": "bestbuy", "shards": args.shards, "mapping": STOREFRONT_MAPPING}).json()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
-        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
-        upload_catalog(server.base, tenant, index_url, docs)
-        profile = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE).json()
-        url = f"{server.base}/v1/search/{profile['profileKey']}"
         public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
-        rule_ids = []
-        for rule in rules:
-            response = http.post(index_url + "/rules", json=rule)
-            response.raise_for_status()
-            rule_ids.append(response.json()["id"])
+        client = api(server.base, tenant)
+        storefront = Client(server.base, tenant.public_key, headers={"Origin": ORIGIN})
+        index = storefront_index(client, tenant, docs, name="bestbuy", shards=args.shards)
+        profile = index.create_profile(STOREFRONT_PROFILE)
+        url = f"{server.base}/v1/search/{profile.profile_key}"
+        rule_ids = [index.create_rule(rule).id for rule in rules]
         load(url, public, combos[-per_round:], 4, 3)  # warm-up
 
         def switch(on: bool) -> None:
-            body = {"solr": render(synonyms), "mode": "replace"} if on else {"solr": "", "mode": "replace"}
-            http.post(index_url + "/synonyms/import", json=body).raise_for_status()
+            index.import_synonyms(solr=render(synonyms) if on else "", mode="replace")
             for rule_id, rule in zip(rule_ids, rules, strict=True):
-                http.put(f"{index_url}/rules/{rule_id}", json={**rule, "enabled": on}).raise_for_status()
+                index.update_rule(rule_id, {**rule, "enabled": on})
 
         for n in range(2 * args.rounds):
             on = n % 2 == 1
             switch(on)
             queries = combos[n * per_round:(n + 1) * per_round]
-            applied = sum(1 for q in queries[:200]
-                          if http.post(url, json={"q": q}, headers=public).json().get("appliedRules"))
+            applied = sum(1 for q in queries[:200] if storefront.search(profile.profile_key, q).applied_rules)
             result = measured(server.pid, lambda q=queries: load(url, public, q[200:], 4, args.seconds))
             results[on].append(result)
             name = f"round {n // 2 + 1} {'with' if on else 'without'} merchandising, 4 clients"
             print(report(name, result) + (f"  (rules applied to {applied / 2:.0f}% of the first 200)" if on else ""),
                   flush=True)
+        client.close()
+        storefront.close()
     without = {k: statistics.median(r[k] for r in results[False]) for k in ("p50", "p99")}
     with_ = {k: statistics.median(r[k] for r in results[True]) for k in ("p50", "p99")}
     print(f"\n== {len(docs)} products, {args.shards} shards, {len(synonyms)} synonyms, {len(rules)} rules ({args.set}); "

@@ -28,17 +28,14 @@ import statistics
 from contextlib import ExitStack
 from typing import Any
 
-import httpx
-
 from benchmarks.common import (
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
     STOREFRONT_PROFILE,
+    api,
     expand,
     make_tenant,
     running_server,
+    storefront_index,
     tree_rss,
-    upload_catalog,
 )
 from benchmarks.search_bench import ORIGIN, load, measured, rate, real_mix, word_combinations
 
@@ -51,23 +48,15 @@ class Target:
     def __init__(self, name: str, server: Any, docs: list[dict[str, Any]]) -> None:
         self.name, self.server = name, server
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                          json={"name": "bestbuy", "shards": 2, "mapping": STOREFRONT_MAPPING})
-        index.raise_for_status()
-        self.index_url = f"/v1/projects/{tenant.project_id}/indices/{index.json()['id']}"
-        http.put(self.index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
-        upload_catalog(server.base, tenant, self.index_url, docs)
-        profile = http.post(self.index_url + "/profiles", json=STOREFRONT_PROFILE)
-        profile.raise_for_status()
-        self.profile = profile.json()
-        self.http = http
-        self.url = f"{server.base}/v1/search/{self.profile['profileKey']}"
+        self.client = api(server.base, tenant)
+        self.index = storefront_index(self.client, tenant, docs, name="bestbuy", shards=2)
+        self.profile = self.index.create_profile(STOREFRONT_PROFILE)
+        self.url = f"{server.base}/v1/search/{self.profile.profile_key}"
         self.headers = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
 
     def cold_cache(self) -> None:
         """Saving the profile moves the index epoch: every cached answer is retired."""
-        self.http.put(f"{self.index_url}/profiles/{self.profile['id']}", json=STOREFRONT_PROFILE).raise_for_status()
+        self.index.update_profile(self.profile.id, STOREFRONT_PROFILE)
 
     def phase(self, requests: list[Any], clients: int, seconds: float) -> dict[str, Any]:
         return measured(self.server.pid, lambda: load(self.url, self.headers, requests, clients, seconds))

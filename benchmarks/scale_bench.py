@@ -44,19 +44,17 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import httpx
 
 from benchmarks.common import (
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
     STOREFRONT_PROFILE,
     Tenant,
+    api,
     expand,
     make_tenant,
     pct,
     running_server,
+    storefront_index,
     tree_cpu,
-    upload_catalog,
 )
 from benchmarks.search_bench import ORIGIN, real_mix, word_combinations
 
@@ -105,18 +103,11 @@ def _bodies(requests: Sequence[str | dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _prepare(base: str, tenant: Tenant, docs: list[dict[str, Any]], replicas: int) -> str:
     """The index, the catalog and the storefront profile; the profile's storefront path."""
-    with httpx.Client(base_url=base, headers=tenant.headers, timeout=120) as http:
-        created = http.post(f"/v1/projects/{tenant.project_id}/indices", json={
-            "name": "scale", "mapping": STOREFRONT_MAPPING, "shards": 2, "replicas": replicas})
-        created.raise_for_status()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{created.json()['id']}"
-        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
+    with api(base, tenant) as client:
         started = time.perf_counter()
-        upload_catalog(base, tenant, index_url, docs)
+        index = storefront_index(client, tenant, docs, name="scale", shards=2, replicas=replicas)
         print(f"  {len(docs):,} documents indexed in {time.perf_counter() - started:.0f} s", flush=True)
-        profile = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE)
-        profile.raise_for_status()
-        return f"/v1/search/{profile.json()['profileKey']}"
+        return f"/v1/search/{index.create_profile(STOREFRONT_PROFILE).profile_key}"
 
 
 def _quiet(pids: list[int], limit: float = 90) -> float:

@@ -46,21 +46,20 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import httpx
 import psutil
+from shopsearch_client import Client
 
 from benchmarks.common import (
     FIELDS,
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
     STOREFRONT_PROFILE,
+    api,
     expand,
     load_products,
     make_tenant,
     pct,
     running_server,
+    storefront_index,
     tree_cpu,
-    upload_catalog,
     weighted_queries,
 )
 
@@ -230,24 +229,20 @@ def real_mix(k: int, seed: int = 1) -> list[Request]:
             for i, q in enumerate(weighted_queries(k, seed))]
 
 
-def zero_hit_share(http: httpx.Client, url: str, requests: Sequence[Request]) -> float:
-    """The share of ``requests`` answered with no hit (computed: secret key, no-cache)."""
+def zero_hit_share(uncached: Client, profile_key: str, requests: Sequence[Request]) -> float:
+    """The share of ``requests`` answered with no hit (``uncached``: a secret key sending no-cache)."""
     empty = 0
     for body in _bodies(requests, {}):
-        response = http.post(url, json=body, headers={"Cache-Control": "no-cache"})
-        response.raise_for_status()
-        empty += response.json()["total"] == 0
+        empty += uncached.search(profile_key, body["q"], filters=body.get("filters")).total == 0
     return empty / len(requests)
 
 
-def answer_shape(http: httpx.Client, url: str, public: dict[str, str]) -> str:
+def answer_shape(storefront: Client, profile_key: str) -> str:
     """What one storefront answer carries, to show the profile is the one measured."""
-    response = http.post(url, json={"q": "samsung tv"}, headers=public)
-    response.raise_for_status()
-    body = response.json()
-    hit = body["hits"][0] if body["hits"] else {}
-    return (f"  (a storefront answer: {len(body['hits'])} hits of {body['total']}, facets {sorted(body['facets'])}, "
-            f"document fields {sorted(hit.get('document', {}))}, highlights {sorted(hit.get('highlights') or {})})")
+    answer = storefront.search(profile_key, "samsung tv")
+    hit = answer.hits[0] if answer.hits else None
+    return (f"  (a storefront answer: {len(answer.hits)} hits of {answer.total}, facets {sorted(answer.facets)}, "
+            f"document fields {sorted((hit and hit.document) or {})}, highlights {sorted((hit and hit.highlights) or {})})")
 
 
 def summary(uncached4: dict[str, Any], mix8: dict[str, Any]) -> list[str]:
@@ -288,19 +283,15 @@ def main() -> int:
     with running_server(postgres=args.postgres, redis=args.redis, extra_env=extra_env,
                         workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-        response = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                             json={"name": "bestbuy", "shards": args.shards, "mapping": STOREFRONT_MAPPING})
-        response.raise_for_status()
-        index = response.json()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
-        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
-        _, indexed = upload_catalog(server.base, tenant, index_url, docs)
+        client = api(server.base, tenant)
+        storefront = Client(server.base, tenant.public_key, headers={"Origin": ORIGIN})
+        uncached = Client(server.base, tenant.key, headers={"Cache-Control": "no-cache"})
+        started = time.perf_counter()
+        index = storefront_index(client, tenant, docs, name="bestbuy", shards=args.shards)
+        indexed = time.perf_counter() - started
         print(f"indexed {len(docs)} products into {args.shards} shards in {indexed:.1f}s ({len(docs) / indexed:,.0f} docs/s)")
-        response = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE)
-        response.raise_for_status()
-        profile = response.json()
-        url = f"{server.base}/v1/search/{profile['profileKey']}"
+        profile = index.create_profile(STOREFRONT_PROFILE)
+        url = f"{server.base}/v1/search/{profile.profile_key}"
         public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
 
         def phase(name: str, requests: Sequence[Request], clients: int, headers: dict[str, str] = public,
@@ -313,7 +304,7 @@ def main() -> int:
             print(line, flush=True)
             return result
 
-        lines.append(answer_shape(http, url, public))
+        lines.append(answer_shape(storefront, profile.profile_key))
         print(lines[-1], flush=True)
         load(url, public, combos[2 * per_phase:], 4, 3)  # warm-up: one pass over paths and columns
         phase("uncached word combinations, 1 client", combos[:per_phase], 1, unique=True)
@@ -321,7 +312,7 @@ def main() -> int:
 
         def cold_cache() -> None:
             """Saving the profile moves the index epoch: every cached answer is retired."""
-            http.put(f"{index_url}/profiles/{profile['id']}", json=STOREFRONT_PROFILE).raise_for_status()
+            index.update_profile(profile.id, STOREFRONT_PROFILE)
 
         cold_cache()
         mix8 = phase("real-query mix with cache, 8 clients", mix, 8)
@@ -332,17 +323,19 @@ def main() -> int:
         lines.append(f"  (each mix run starts from a cold cache; {distinct} distinct requests among the first {sent} "
                      f"of the 8-client run had to be computed)")
 
-        one_facet = http.post(index_url + "/profiles", json={
+        one_facet = index.create_profile({
             "name": "one facet", "queryFields": FIELDS, "facets": ["brand"], "perPage": 20,
             "boosts": [{"field": "popularity", "modifier": "log1p", "weight": 0.05}],
         })
-        one_facet.raise_for_status()
         # only a secret key's no-cache is honoured: a public key can't make the service skip its cache
         phase("one-facet profile, real queries, uncached, 4 cl.", queries, 4,
-              {**tenant.headers, "Cache-Control": "no-cache"}, f"{server.base}/v1/search/{one_facet.json()['profileKey']}")
+              {**tenant.headers, "Cache-Control": "no-cache"}, f"{server.base}/v1/search/{one_facet.profile_key}")
 
-        lines.append(f"  (answered with no hit: {zero_hit_share(http, url, combos[:200]):.0%} of the word combinations, "
-                     f"{zero_hit_share(http, url, mix[:300]):.0%} of the real-query mix)")
+        lines.append(f"  (answered with no hit: {zero_hit_share(uncached, profile.profile_key, combos[:200]):.0%} of the "
+                     f"word combinations, {zero_hit_share(uncached, profile.profile_key, mix[:300]):.0%} of the "
+                     "real-query mix)")
+        for opened in (client, storefront, uncached):
+            opened.close()
 
     if args.whoosh_queries:
         from benchmarks.engine_bench import bench_tantivy

@@ -25,17 +25,17 @@ import random
 import time
 from typing import Any
 
-import httpx
 import psutil
+from shopsearch_client import Client
 
 from benchmarks.common import (
     STOREFRONT_MAPPING,
+    api,
     expand,
     make_tenant,
     pct,
     running_server,
-    upload_catalog,
-    wait_task,
+    storefront_index,
 )
 from benchmarks.common import weighted_queries as real_queries
 from benchmarks.search_bench import load, measured, report
@@ -113,34 +113,29 @@ def main() -> int:
     lines: list[str] = []
     with running_server(postgres=args.postgres, redis=args.redis, workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=300)
-        response = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                             json={"name": "bestbuy", "shards": 2, "mapping": suggest_mapping()})
-        response.raise_for_status()
-        index_id = response.json()["id"]
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
-        _, indexed = upload_catalog(server.base, tenant, index_url, docs)
-        print(f"indexed {len(docs)} products in {indexed:.1f}s", flush=True)
-        config = http.get(index_url + "/suggestions/config").json()
-        config.update(sources=SOURCES, maxSuggestions=8, typoTolerance=True)
-        http.put(index_url + "/suggestions/config", json=config).raise_for_status()
-        for text, weight in (("samsung galaxy case", 50), ("zzqx finds nothing", 50)):  # the second is dropped
-            http.post(index_url + "/suggestions/custom", json={"text": text, "weight": weight}).raise_for_status()
-        # the settings and custom suggestions enqueued rebuilds of their own: time one rebuild alone
-        waiting = http.get(f"/v1/projects/{tenant.project_id}/tasks",
-                           params={"type": "suggestions.rebuild", "status": "enqueued,processing"}).json()["items"]
-        for queued in waiting:
-            wait_task(http, tenant.project_id, queued["taskId"])
+        client = api(server.base, tenant)
         started = time.perf_counter()
-        task = wait_task(http, tenant.project_id, http.post(index_url + "/suggestions/rebuild").json()["taskId"])
-        if task["status"] != "succeeded":
-            raise RuntimeError(f"rebuild failed: {task}")
-        lines.append(f"rebuild: {time.perf_counter() - started:.1f}s, {task['details']}")
+        index = storefront_index(client, tenant, docs, name="bestbuy", shards=2, mapping=suggest_mapping(),
+                                 facets=None)
+        index_id = index.id
+        print(f"indexed {len(docs)} products in {time.perf_counter() - started:.1f}s", flush=True)
+        config = index.get_suggestion_config().model_dump(by_alias=True)
+        config.update(sources=SOURCES, maxSuggestions=8, typoTolerance=True)
+        suggest_key = index.update_suggestion_config(config).suggest_key
+        for text, weight in (("samsung galaxy case", 50), ("zzqx finds nothing", 50)):  # the second is dropped
+            index.add_custom_suggestion(text, weight=weight)
+        # the settings and custom suggestions enqueued rebuilds of their own: time one rebuild alone
+        index.wait_for_tasks(list(index.iter_tasks(type=["suggestions.rebuild"], status=["enqueued", "processing"])))
+        started = time.perf_counter()
+        task = index.wait_for_task(index.rebuild_suggestions(), timeout=1800, poll_interval=0.05)
+        lines.append(f"rebuild: {time.perf_counter() - started:.1f}s, {task.details}")
         print(lines[-1], flush=True)
-        url = f"{server.base}/v1/suggest/{config['suggestKey']}"
+        url = f"{server.base}/v1/suggest/{suggest_key}"
         public = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
-        sample = http.post(url, json={"q": "sam"}, headers=public).json()
-        lines.append(f"sample 'sam': {[s['highlighted'] for s in sample['suggestions'][:4]]}")
+        with Client(server.base, tenant.public_key, headers={"Origin": ORIGIN}) as storefront:
+            sample = storefront.suggest(suggest_key, "sam")
+        lines.append(f"sample 'sam': {[s.highlighted for s in sample.suggestions[:4]]}")
+        client.close()
         load(url, public, distinct[-2000:], 4, 2)  # warm-up: every serving process loads the suggestions
 
         def phase(name: str, requests: list[str], clients: int) -> dict[str, Any]:

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-import httpx
-
 from benchmarks.common import (
-    STOREFRONT_FACETS,
-    STOREFRONT_MAPPING,
     STOREFRONT_PROFILE,
+    api,
     expand,
     make_tenant,
     running_server,
-    upload_catalog,
+    storefront_index,
     weighted_queries,
 )
 from benchmarks.search_bench import ORIGIN, load, report
@@ -34,21 +31,17 @@ def main() -> int:
     queries = weighted_queries(20_000)
     with running_server() as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
-        http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=120)
-        index = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                          json={"name": "bestbuy", "shards": 2, "mapping": STOREFRONT_MAPPING}).json()
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{index['id']}"
-        http.put(index_url + "/facets", json={"facets": STOREFRONT_FACETS}).raise_for_status()
-        upload_catalog(server.base, tenant, index_url, docs)
-        profile = http.post(index_url + "/profiles", json=STOREFRONT_PROFILE).json()
-        storefront = f"{server.base}/v1/search/{profile['profileKey']}"
-        secret = f"{server.base}{index_url}/search"
+        with api(server.base, tenant) as client:
+            index = storefront_index(client, tenant, docs, name="bestbuy", shards=2)
+            profile = index.create_profile(STOREFRONT_PROFILE)
+        storefront = f"{server.base}/v1/search/{profile.profile_key}"
+        secret = f"{server.base}/v1/projects/{tenant.project_id}/indices/{index.id}/search"
         fresh = {**tenant.headers, "Cache-Control": "no-cache"}  # only a secret key's no-cache is honoured
         load(storefront, fresh, queries[:300], 4, 3)  # warm-up
         for r in range(args.rounds):
             print(report(f"storefront route, uncached, round {r + 1}", load(storefront, fresh, queries, 4, args.seconds)))
             print(report(f"secret route, uncached, round {r + 1}",
-                         load(secret, fresh, queries, 4, args.seconds, {"profileKey": profile["profileKey"]})))
+                         load(secret, fresh, queries, 4, args.seconds, {"profileKey": profile.profile_key})))
     return 0
 
 

@@ -7,7 +7,7 @@ import typer
 from cli.database import operator_sessions
 from cli.output import JsonOption, emit, failures
 from cli.tasks import StallOption, wait_for
-from control_plane.org import tenants
+from control_plane.tenants import service as tenants
 
 app = typer.Typer(help="Operate on indices (operators).", no_args_is_help=True)
 

@@ -14,8 +14,10 @@ from typing import Annotated, Any, NoReturn
 import click
 import typer
 from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperOption
 
 from shared.errors import ServiceError
 from shared.settings import get_settings
@@ -33,6 +35,18 @@ JsonOption = Annotated[
 
 # Exits already decided (``fail``, Typer's and Click's own): they pass through ``failures`` untouched.
 _EXITS = (typer.Exit, typer.Abort, click.exceptions.Exit, click.ClickException, click.Abort)
+
+def _flags_without_a_type() -> None:
+    """Typer's help shows a flag as ``--version <bool>``, as if it took a value: show flags bare."""
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign,assignment]
+
+
+_flags_without_a_type()
 
 _stdout = Console()
 _stderr = Console(stderr=True)
@@ -56,17 +70,38 @@ def emit(value: Any, *, as_json: bool, human: RenderableType | None = None) -> N
 
 def table(
     *headers: str, rows: Iterable[Sequence[RenderableType]], ids: Collection[str] = (), title: str | None = None,
-    show_header: bool = True,
+    show_header: bool = True, keep: Collection[str] = (),
 ) -> Table:
-    """A table; the columns named in ``ids`` are never cut (never wrapped or shortened with an ellipsis)."""
+    """A table that never cuts a value: columns wrap their values at spaces (a long word folds,
+    never ``…``); the columns named in ``ids`` never wrap. When the console is too narrow for all
+    columns at their headers' width, the last columns not in ``ids`` or ``keep`` (states, say) are
+    left out, the caption says which, and ``--json`` still has everything."""
+    kept_rows = [list(row) for row in rows]
+    columns = list(headers)
+    dropped: list[str] = []
+    while True:
+        out = _build(columns, kept_rows, headers, ids, title, show_header)
+        if dropped:
+            out.caption = f"left out for the width: {', '.join(reversed(dropped))} (--json shows every field)"
+        fits = Measurement.get(_stdout, _stdout.options, out).minimum <= _stdout.width
+        optional = [c for c in columns if c not in ids and c not in keep]
+        if fits or not optional:
+            return out
+        dropped.append(optional[-1])
+        columns.remove(optional[-1])
+
+
+def _build(columns: list[str], rows: list[list[RenderableType]], headers: Sequence[str], ids: Collection[str],
+           title: str | None, show_header: bool) -> Table:
     out = Table(title=title, show_header=show_header)
-    for header in headers:
-        if header in ids:  # the other columns give way first; only a console narrower than the ids crops
+    for header in columns:
+        if header in ids:
             out.add_column(header, no_wrap=True, overflow="fold")
         else:
-            out.add_column(header)
+            out.add_column(header, overflow="fold", min_width=len(header))
+    at = [headers.index(c) for c in columns]
     for row in rows:
-        out.add_row(*row)
+        out.add_row(*(row[i] for i in at))
     return out
 
 

@@ -28,10 +28,13 @@ def serve(
         0, min=0, help="Serving processes (0: one per CPU core; half the cores when searches go to Ray actors)"),
 ) -> None:
     """Run the API. Applies database migrations first; Ctrl-C stops it cleanly."""
+    os.environ["SHOPSEARCH_LISTEN_HOST"] = host  # for this process's settings and its workers'
+    get_settings.cache_clear()
     settings = get_settings()
     actors_search = settings.ray_address is not None and not settings.near_replicas
     workers = workers or default_workers(actors_search, os.cpu_count() or 1)
     upgrade(settings)
+    settings.signing_key()  # generated here, if it must be, before several workers read it at once
     if workers > 1:
         # the workers read their settings from the environment: tell them they are several
         os.environ["SHOPSEARCH_SERVING_PROCESSES"] = str(workers)

@@ -8,17 +8,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import typer
-from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cli.database import operator_sessions
 from cli.output import JsonOption, emit, fail, failures, progress, table
 from control_plane.db import utcnow
-from control_plane.project.models import Project
-from control_plane.status.heartbeats import LIVE_SECONDS, live_runners
+from control_plane.project import service as projects
 from control_plane.task import service
-from control_plane.task.models import Task
-from control_plane.task.repository import find_task_any_project
+from control_plane.task.heartbeats import LIVE_SECONDS, live_runners
 from control_plane.task.schemas import TaskOut
 
 # A task still enqueued this long: say whether any task runner is at work (the in-process runner of
@@ -41,24 +38,27 @@ def list_tasks(
 ) -> None:
     """The project's tasks, newest first."""
     with failures(), operator_sessions() as sessions, sessions() as db:
-        if db.get(Project, project_id) is None:
+        if not projects.exists(db, project_id):
             fail(f"project {project_id} not found")
         rows, _ = service.list_tasks(db, project_id, status=status or None, type=type_ or None,
                                      index_id=index_id, limit=limit)
         views = [TaskOut.model_validate(t).model_dump(by_alias=True) for t in rows]
     human = table(
-        "taskId", "indexId", "type", "status", "createdAt", "finishedAt", "details",
-        rows=([v["taskId"], v["indexId"], v["type"], v["status"], v["createdAt"] or "", v["finishedAt"] or "",
-               json.dumps(v["details"])] for v in views),
-        ids=("taskId", "indexId"),
+        "taskId", "status", "type", "indexId", "details", "createdAt", "finishedAt",
+        rows=([v["taskId"], v["status"], v["type"], v["indexId"], _details(v["details"]), v["createdAt"] or "",
+               v["finishedAt"] or ""] for v in views),
+        ids=("taskId",), keep=("status",),
     )
     emit(views, as_json=as_json, human=human)
 
 
-def busy_runners(db: Session) -> int:
-    """Task runners holding a live lease on a task right now."""
-    return int(db.scalar(select(func.count(distinct(Task.lease_owner)))
-                         .where(Task.status == "processing", Task.lease_expires_at > utcnow())) or 0)
+def _details(details: dict[str, Any] | None) -> str:
+    """A task's counts as words (``received 1000, indexed 1000``); nested parts as compact JSON."""
+    parts = []
+    for key, value in (details or {}).items():
+        shown = value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value)
+        parts.append(f"{key} {shown}")
+    return ", ".join(parts)
 
 
 def _aware(at: datetime) -> datetime:
@@ -68,7 +68,7 @@ def _aware(at: datetime) -> datetime:
 
 def stall_message(db: Session, task_id: str, waited: float) -> str:
     """Why a task may still be enqueued: no runner alive (heartbeats), every one busy, or none taking it."""
-    live, busy = live_runners(db), busy_runners(db)
+    live, busy = live_runners(db), service.busy_runners(db)
     head = f"[yellow]task {task_id} is still enqueued after {waited:.0f}s"
     if not live:
         return (f"{head} and no task runner is running (none sent a heartbeat in the last "
@@ -88,13 +88,13 @@ def wait_for(sessions: sessionmaker[Session], task_id: str, timeout: float, labe
     deadline = started + timeout
     stalled_said = False
     with sessions() as db:
-        if find_task_any_project(db, task_id) is None:  # before the bar: an unknown id is one line
+        if service.find_task_any_project(db, task_id) is None:  # before the bar: an unknown id is one line
             fail(f"task {task_id} not found")
     with progress() as bar_set:
         bar = bar_set.add_task(label or task_id, total=1.0)
         while True:
             with sessions() as db:
-                task = find_task_any_project(db, task_id)
+                task = service.find_task_any_project(db, task_id)
                 if task is None:
                     fail(f"task {task_id} not found")
                 view = TaskOut.model_validate(task).model_dump(by_alias=True)

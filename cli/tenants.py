@@ -7,18 +7,12 @@ from enum import StrEnum
 import typer
 from rich.console import Group
 from rich.text import Text
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cli.database import transaction
 from cli.output import JsonOption, emit, failures, notice, table
-from control_plane.epochs import bump_index_epoch
-from control_plane.index.models import Index
-from control_plane.org import service as org_service
-from control_plane.org import tenants as tenant_service
-from control_plane.project.models import Project
-from control_plane.sharedstate import FileState, SharedState, make_shared_state
-from control_plane.statefile import state_file
+from control_plane.state import Epochs, open_state
+from control_plane.tenants import service as tenant_service
 from shared.plans import DEFAULT_PLAN, PLAN_NAMES
 from shared.settings import get_settings
 
@@ -35,9 +29,7 @@ Plan = StrEnum("Plan", {name: name for name in PLAN_NAMES})  # type: ignore[misc
 
 def _set_plan(db: Session, org_id: str, plan: str) -> list[str]:
     """Change an organization's plan (as its owner could); the ids of its indices, whose epochs move."""
-    org_service.change_plan(db, org_id, "owner", plan)
-    return list(db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
-                           .where(Project.org_id == org_id)))
+    return tenant_service.change_plan(db, org_id, "owner", plan)[1]
 
 
 def _move_epochs(index_ids: list[str]) -> None:
@@ -46,12 +38,9 @@ def _move_epochs(index_ids: list[str]) -> None:
     Redis keeps its epochs in memory and sees the new plan with the index's next change or restart."""
     if not index_ids:
         return
-    settings = get_settings()
-    state: SharedState = make_shared_state(settings)
-    if not settings.redis_url and (settings.data_dir / "state.db").exists():
-        state = FileState(state_file(settings.data_dir))
+    epochs = Epochs(open_state(get_settings(), join_file=True))
     for index_id in index_ids:
-        bump_index_epoch(state, index_id)
+        epochs.bump(index_id)
 
 
 @app.command("create")
@@ -65,8 +54,9 @@ def create(
     plan: Plan = typer.Option(DEFAULT_PLAN, "--plan", help="The organization's plan"),
     as_json: JsonOption = False,
 ) -> None:
-    """Create a user, an organization they own, a project and optionally a secret key."""
-    with failures(), transaction() as db:
+    """Create a user, an organization they own, a project and optionally a secret key (on a new
+    data directory, its database is made first)."""
+    with failures(), transaction(create=True) as db:
         created = tenant_service.create_tenant(
             db,
             email=email,
@@ -93,7 +83,7 @@ def list_tenants(as_json: JsonOption = False) -> None:
         "ID", "Name", "Plan", "Owners", "Members", "Projects", "Created",
         rows=([row["id"], row["name"], row["plan"], ", ".join(row["owners"]), str(row["memberCount"]),
                str(row["projectCount"]), row["createdAt"][:10]] for row in rows),
-        ids=("ID",), title="Organizations",
+        ids=("ID",), keep=("Plan",), title="Organizations",
     )
     emit(rows, as_json=as_json, human=human)
 

@@ -12,6 +12,7 @@ from cli.output import notice
 from control_plane.db import make_engine, make_sessionmaker
 from control_plane.shard import ShardBridge
 from control_plane.task.runner import TaskRunner
+from control_plane.wiring import install as install_wiring
 from shared.settings import get_settings
 
 
@@ -30,6 +31,7 @@ def worker(
             "[yellow]SHOPSEARCH_RAY_ADDRESS is unset: this worker hosts its own shards; "
             "API processes only see them when they share the Ray cluster.[/]"
         )
+    install_wiring()  # the task types the runner runs
     engine = make_engine(settings.resolved_database_url)
     bridge = ShardBridge(settings)
     runner = TaskRunner(

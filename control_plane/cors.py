@@ -1,8 +1,9 @@
 """CORS for the storefront routes only, through Starlette's CORSMiddleware.
 
-Browsers call ``/v1/search/…``, ``/v1/suggest/…`` and ``/v1/events`` (clicks) from shop pages:
+Browsers call ``/v1/search/…``, ``/v1/multi-search``, ``/v1/suggest/…`` and ``/v1/events`` (clicks)
+from shop pages:
 the preflight is answered for every origin without credentials, and real answers carry
-``Access-Control-Allow-Origin`` for the calling origin. Whether that origin may use the key is
+``Access-Control-Allow-Origin`` for the calling origin (and expose ``Retry-After``). Whether that origin may use the key is
 decided on the real request (access.py). Management routes get no CORS headers.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-STOREFRONT_PREFIXES = ("/v1/search/", "/v1/suggest/", "/v1/events")
+STOREFRONT_PREFIXES = ("/v1/search/", "/v1/multi-search", "/v1/suggest/", "/v1/events")
 
 
 class StorefrontCORS:
@@ -22,6 +23,8 @@ class StorefrontCORS:
             allow_origin_regex=r".*",
             allow_methods=["POST", "OPTIONS"],
             allow_headers=["Authorization", "Content-Type"],
+            # a page's script reads when to try again after a 429 or 503 (not a CORS-safelisted header)
+            expose_headers=["Retry-After"],
             allow_credentials=False,
             max_age=600,
         )

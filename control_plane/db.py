@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import DateTime, Engine, create_engine, event, make_url
+from sqlalchemy import DateTime, Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -69,7 +69,11 @@ def private_sqlite_file(url: str) -> None:
     path = Path(database)
     if not path.parent.is_dir():
         return  # connecting fails as it would have (the data directory is made by its owners)
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    # only a file that is not there yet is opened: closing any descriptor of a file releases every
+    # POSIX lock the process holds on it, the open connections' included, and then another
+    # process's closing connection deletes the WAL under them (sqlite.org/howtocorrupt.html §2.2)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
     for name in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
         with contextlib.suppress(FileNotFoundError):
             os.chmod(name, 0o600)
@@ -83,13 +87,21 @@ def make_engine(url: str) -> Engine:
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=30000")
+            # WAL is a property of the file: set once, not a lock taken on every connect
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
 
         return engine
     return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def ping(engine: Engine) -> None:
+    """One round trip to the database (raises when it does not answer)."""
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
 
 
 def after_commit(session: Session, fn: Callable[[], object]) -> None:

@@ -9,9 +9,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from sqlalchemy.orm.exc import StaleDataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from control_plane.methods import app_path, method_not_allowed
 from control_plane.outages import REDIS_ERRORS, unavailable, unavailable_part
 from control_plane.wire import JSONBody
 from shared.errors import ErrorCode, ServiceError
@@ -102,9 +104,11 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONBody:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONBody:
+        if exc.status_code == 405:
+            return method_not_allowed(request.app, app_path(request.scope))
         code = _STATUS_CODES.get(exc.status_code, ErrorCode.VALIDATION_ERROR)
-        message = {404: "No such route", 405: "Method not allowed on this route"}.get(
+        message = {404: "No such route"}.get(
             exc.status_code, str(exc.detail)
         )
         response = error_response(ServiceError(code, message))
@@ -114,9 +118,11 @@ def install_error_handlers(app: FastAPI) -> None:
         return response
 
     @app.exception_handler(IntegrityError)
-    async def _integrity_error(request: Request, _exc: IntegrityError) -> JSONBody:
+    @app.exception_handler(StaleDataError)
+    async def _integrity_error(request: Request, _exc: Exception) -> JSONBody:
         # A concurrent writer won a race the service checks could not see (two creates of one name,
-        # one Idempotency-Key twice at once, a parent deleted meanwhile): the transaction rolled back.
+        # one Idempotency-Key twice at once, a parent deleted meanwhile, a row deleted between its read
+        # and its update): the transaction rolled back.
         log.info("write refused by a database constraint on %s %s", request.method, request.url.path)
         return error_response(ServiceError(ErrorCode.CONFLICT, "The write conflicts with a concurrent change; nothing was saved"))
 

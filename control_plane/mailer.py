@@ -1,8 +1,9 @@
 """Outgoing email over SMTP; with no SMTP host configured, messages go to the log instead.
 
 A logged message never holds a whole token (a link's ``token=`` shows its first 6 characters), so
-log readers can't verify or reset someone's account; the full message is logged only at DEBUG, for
-a local service without SMTP.
+log readers can't verify or reset someone's account; the full message is logged at DEBUG, and at
+WARNING when the service listens only on a loopback address (``SmtpSettings.log_whole``): a local
+user signing up in the cabinet then finds a link that works in the log.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class Mailer:
 
     def send(self, to: str, subject: str, body: str) -> None:
         if not self.smtp.host:
+            if self.smtp.log_whole:
+                log.warning("SMTP not configured (a local service): email to %s: %s\n%s", to, subject, body)
+                return
             log.warning("SMTP not configured; email to %s: %s\n%s", to, subject, masked(body))
             log.debug("SMTP not configured; the whole email to %s:\n%s", to, body)
             return

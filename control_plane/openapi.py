@@ -15,6 +15,7 @@ FastAPI documents a 422 ``HTTPValidationError``; this service answers 400 ``VALI
 
 from __future__ import annotations
 
+import copy
 import re
 from importlib import resources
 from typing import Any
@@ -23,11 +24,16 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
-from fastapi.staticfiles import StaticFiles
 from starlette.responses import HTMLResponse
 
 from control_plane import access
+from control_plane.auth.endpoints import SAME_ORIGIN
+from control_plane.openapi_checks import CHECKED_BEYOND_SCHEMA
+from control_plane.page_headers import AssetFiles
 from control_plane.storefront.endpoints import storefront_caller
+from control_plane.wire import COMPONENT_MARK
+from shared.jsonvalue import INT64
+from shared.limits import FILTER_SCHEMAS
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -104,6 +110,8 @@ RATE_LIMITED = re.compile(
 NO_CONFLICT = re.compile(r"^/v1/((search|suggest)/.*|projects/.*/indices/.*/(search|suggest)|auth/(?!register$).*)$")
 NO_DATABASE = {"/health", "/ready"}
 # Sign-in routes that take their own proof (a password, a refresh cookie, a one-time code): 401 when it fails.
+# ids named in the body rather than the path (a multi-search's profile keys): unknown ones are 404s
+BODY_IDS = {"/v1/multi-search"}
 OWN_PROOF = {"/v1/auth/login", "/v1/auth/refresh", "/v1/auth/impersonate"}
 
 
@@ -149,9 +157,11 @@ def _error_statuses(route: Any, method: str, operation: dict[str, Any]) -> set[i
     path = route.path_format
     if operation.get("security"):
         statuses |= {401, 403}
+    if SAME_ORIGIN.dependency in _calls(route.dependant):  # another site's Origin is refused
+        statuses.add(403)
     if path in OWN_PROOF:
         statuses.add(401)
-    if "{" in path:
+    if "{" in path or path in BODY_IDS:
         statuses.add(404)
     if "requestBody" in operation:
         statuses.add(413)
@@ -180,6 +190,12 @@ def _document(schema: dict[str, Any], routes: list[Any]) -> None:
                 responses.setdefault("400", {"description": MEANING[400]})
             for status in _error_statuses(route, method.lower(), operation):
                 responses.setdefault(str(status), {"description": MEANING[status]})
+            rules = CHECKED_BEYOND_SCHEMA.get(f"{method.upper()} {route.path_format}")
+            if rules:
+                bad_request = responses.setdefault("400", {"description": MEANING[400]})
+                bad_request["description"] += ". Beyond the schema: " + "; ".join(
+                    f"`{name}`: {rule}" for name, rule in rules.items())
+                bad_request["x-checked-beyond-schema"] = rules
             for status, response in responses.items():
                 if status.startswith(("4", "5")) and not response.get("content"):
                     response["content"] = error_content
@@ -190,6 +206,92 @@ def _document(schema: dict[str, Any], routes: list[Any]) -> None:
                     }
 
 
+# --------------------------------------------------------------------------- numbers and free JSON
+_REF_JSON = "#/components/schemas/JsonValue"
+NUMBER_RANGE = {"minimum": INT64[0], "maximum": INT64[1]}
+# Any JSON value a request may hold: every number within the 64-bit integer range (shared.jsonvalue).
+JSON_VALUE: dict[str, Any] = {
+    "description": "Any JSON value; every number within the 64-bit integer range",
+    "anyOf": [
+        {"type": "string"}, {"type": "number", **NUMBER_RANGE}, {"type": "boolean"}, {"type": "null"},
+        {"type": "array", "items": {"$ref": _REF_JSON}},
+        {"type": "object", "additionalProperties": {"$ref": _REF_JSON}},
+    ],
+}
+_ANNOTATIONS = {"title", "description", "default", "examples", "deprecated"}
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames", "contains")
+
+
+def _is_any(schema: Any) -> bool:
+    return isinstance(schema, dict) and not (set(schema) - _ANNOTATIONS)
+
+
+def _exact_json(schema: dict[str, Any]) -> None:
+    """What JsonBodyRoute refuses, stated: every integer and number of ``schema`` within 64 bits, and
+    every schema that takes any value (``{}``, an object of anything) takes a :data:`JSON_VALUE`."""
+    component = schema.pop(COMPONENT_MARK, None)
+    if component is not None:
+        kept = {key: value for key, value in schema.items() if key in _ANNOTATIONS}
+        schema.clear()
+        schema.update({"$ref": f"#/components/schemas/{component}", **kept})
+        return
+    types = schema.get("type")
+    kinds = set(types) if isinstance(types, list) else {types}
+    if kinds & {"integer", "number"}:
+        if "minimum" not in schema and "exclusiveMinimum" not in schema:
+            schema["minimum"] = INT64[0]
+        if "maximum" not in schema and "exclusiveMaximum" not in schema:
+            schema["maximum"] = INT64[1]
+        if "integer" in kinds:
+            schema.setdefault("format", "int64")
+    if "object" in kinds and schema.get("additionalProperties") is True:
+        schema["additionalProperties"] = {"$ref": _REF_JSON}
+    for key in _SUBSCHEMAS:
+        if isinstance(schema.get(key), dict):
+            schema[key] = _exact_sub(schema[key])
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            schema[key] = [_exact_sub(sub) if isinstance(sub, dict) else sub for sub in schema[key]]
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        schema["properties"] = {name: _exact_sub(sub) if isinstance(sub, dict) else sub
+                                for name, sub in properties.items()}
+
+
+def _exact_sub(sub: dict[str, Any]) -> dict[str, Any]:
+    """``sub`` made exact: a schema that takes anything becomes a JSON value."""
+    if _is_any(sub):
+        return {"$ref": _REF_JSON, **sub}
+    _exact_json(sub)
+    return sub
+
+
+def _exact_json_everywhere(document: dict[str, Any]) -> None:
+    for name, component in document["components"]["schemas"].items():
+        if name != "JsonValue":
+            _exact_json(component)
+    for item in document["paths"].values():
+        for operation in item.values():
+            holders = [p for p in operation.get("parameters", [])]
+            holders += list((operation.get("requestBody") or {}).get("content", {}).values())
+            holders += [c for r in operation.get("responses", {}).values() for c in r.get("content", {}).values()]
+            for holder in holders:
+                if isinstance(holder.get("schema"), dict):
+                    holder["schema"] = _exact_sub(holder["schema"])
+
+
+def _inline_profile(create: dict[str, Any]) -> dict[str, Any]:
+    """The ``profile`` of a secret search: the body of POST profiles, its ``name`` accepted and ignored."""
+    inline = copy.deepcopy(create)
+    inline["title"] = "InlineProfile"
+    inline["required"] = [name for name in inline.get("required", []) if name != "name"]
+    if not inline["required"]:
+        del inline["required"]
+    inline["properties"]["name"] = {**inline["properties"]["name"], "description": "Accepted and ignored."}
+    return inline
+
+
 def install_openapi(app: FastAPI) -> None:
     def build() -> dict[str, Any]:
         if app.openapi_schema:
@@ -197,12 +299,16 @@ def install_openapi(app: FastAPI) -> None:
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         components = schema.setdefault("components", {})
         components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+        components["schemas"]["JsonValue"] = JSON_VALUE
+        components["schemas"].update(FILTER_SCHEMAS)
+        components["schemas"]["InlineProfile"] = _inline_profile(components["schemas"]["ProfileCreate"])
         for name in ("HTTPValidationError", "ValidationError"):
             components["schemas"].pop(name, None)
         components["securitySchemes"] = SECURITY_SCHEMES
         # routes of included routers come as contexts carrying their prefixed path
         routes = [c for c in iter_route_contexts(app.routes) if isinstance(c.original_route, APIRoute)]
         _document(schema, [c for c in routes if c.include_in_schema])
+        _exact_json_everywhere(schema)
         app.openapi_schema = schema
         return schema
 
@@ -219,7 +325,7 @@ def install_docs(app: FastAPI) -> None:
     The app must be created with ``docs_url=None, redoc_url=None`` (FastAPI's own pages use a CDN).
     """
     assets = resources.files("fastapi_offline") / "static"
-    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+    app.mount(DOCS_ASSETS, AssetFiles(directory=str(assets)), name="docs-assets")
     openapi_url = app.openapi_url or "/openapi.json"
 
     @app.get("/docs", include_in_schema=False)
@@ -230,7 +336,7 @@ def install_docs(app: FastAPI) -> None:
             swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
-            swagger_ui_parameters={"persistAuthorization": True},
+            swagger_ui_parameters={"persistAuthorization": False},  # a pasted key is not kept in localStorage
         )
 
     @app.get("/redoc", include_in_schema=False)

@@ -5,7 +5,7 @@ The database is down when a connection cannot be made or was lost (``Operational
 (``IntegrityError``, rendered as 409 elsewhere) and SQL or programming errors stay what they are.
 SQLite reports syntax errors and missing tables as ``OperationalError`` too, so there only its
 messages about the file (locked, unreadable, disk) count. Redis is down when a shared-state or
-rate-limit call fails (see :mod:`control_plane.sharedstate`, which falls back where it can).
+rate-limit call fails (see :mod:`control_plane.state`, which falls back where it can).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import redis
 from limits.errors import StorageError
 from sqlalchemy import exc as sa_exc
 
-from control_plane.sharedstate import SharedStateUnavailable
+from control_plane.state import SharedStateUnavailable
 from shared.errors import ErrorCode, ServiceError
 
 Part = Literal["database", "redis"]

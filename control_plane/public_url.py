@@ -63,3 +63,12 @@ def links_base(request: Request, public_url: str | None) -> str:
     if server and server[1] is not None:
         return f"{scheme}://{_host_port(str(server[0]), int(server[1]), scheme)}{root}"
     return f"{scheme}://localhost{root}"  # a Unix socket: only PUBLIC_URL can name the service
+
+
+def own_origin(request: Request, public_url: str | None) -> str:
+    """The service's own origin as a browser names it: ``PUBLIC_URL``'s, else the request's scheme
+    and Host header (a browser's ``Origin`` and ``Host`` agree on a page of the service itself)."""
+    if public_url:
+        parts = urlsplit(public_url)
+        return f"{parts.scheme}://{parts.netloc}".lower()
+    return f"{request.url.scheme}://{request.headers.get('host', '')}".lower()

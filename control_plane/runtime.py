@@ -1,20 +1,35 @@
-"""Everything a running API process holds, built once per app and reached through dependencies."""
+"""Everything a running API process holds: built once with the app (``control_plane.app.build_runtime``)
+and reached through dependencies.
+
+The parts' types come from the domains that own them; they are imported for type checking only,
+since those domains reach the runtime themselves (the app, which imports them all, builds it).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.db import make_engine, make_sessionmaker, private_dir
 from control_plane.hashing import PasswordHashing
 from control_plane.mailer import Mailer
-from control_plane.ratelimit import RateLimiter
-from control_plane.sharedstate import SharedState, make_shared_state
-from control_plane.statefile import state_file
+from control_plane.state import Epochs, RateLimiter, Revocations, SharedState
 from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from control_plane.access import KeyCache
+    from control_plane.analytics.query_ids import QueryIds
+    from control_plane.analytics.recorder import Recorder
+    from control_plane.lifecycle import Indexing
+    from control_plane.search.service import SearchRuntime
+    from control_plane.serving.follower import Follower
+    from control_plane.shard import ShardBridge
+    from control_plane.status.service import ProcessStatus
+    from control_plane.suggestion.serving import SuggestState
+    from control_plane.task.runner import TaskRunner
 
 
 @dataclass
@@ -22,33 +37,29 @@ class Runtime:
     settings: Settings
     engine: Engine
     sessions: sessionmaker[Session]
+    # what the deployment's processes share (Redis, the machine's state file, or memory) and what stands on it
     state: SharedState
-    limiter: RateLimiter
-    quotas: RateLimiter
+    epochs: Epochs
+    revocations: Revocations
+    limiter: RateLimiter  # per-address route limits (moving windows)
+    quotas: RateLimiter  # searches and events per second (fixed windows, counted in batches)
+    attempts: RateLimiter  # counted-then-verified attempts (sign-in failures), given back on success
     mailer: Mailer
-    # Counted-then-verified attempts (sign-in failures), given back on success: fixed windows.
-    attempts: RateLimiter
     hashing: PasswordHashing
-    # Filled in by later parts of the app (search host, task runner, caches).
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, settings: Settings) -> Runtime:
-        private_dir(settings.data_dir)
-        engine = make_engine(settings.resolved_database_url)
-        # several serving processes without Redis share their limits through the machine's state file
-        file = state_file(settings.data_dir) if settings.serving_processes > 1 and not settings.redis_url else None
-        return cls(
-            settings=settings,
-            engine=engine,
-            sessions=make_sessionmaker(engine),
-            state=make_shared_state(settings),
-            limiter=RateLimiter(settings.redis_url, settings.redis_prefix, file=file),
-            quotas=RateLimiter(settings.redis_url, settings.redis_prefix, strategy="fixed", file=file, batched=True),
-            mailer=Mailer(settings.smtp),
-            attempts=RateLimiter(settings.redis_url, f"{settings.redis_prefix}attempts:", strategy="fixed", file=file),
-            hashing=PasswordHashing(settings.password_hash_concurrency, settings.password_hash_queue),
-        )
+    # this process's own state
+    keys: KeyCache  # API keys by hash
+    search: SearchRuntime  # answer cache, resolutions, compiled merchandising, search events
+    suggestions: SuggestState
+    query_ids: QueryIds
+    analytics: Recorder
+    status: ProcessStatus
+    indexing: Indexing  # what the indexing hooks started, for their stop
+    # set while the app runs (``control_plane.lifecycle``), None when stopped
+    shards: ShardBridge | None = None
+    task_runner: TaskRunner | None = None
+    follower: Follower | None = None  # this process's replicas following the database
+    readiness_checks: list[Callable[[], bool]] = field(default_factory=list)
+    mcp_check: Callable[[], Awaitable[bool]] | None = None  # the MCP app lists its tools (status)
 
     def close(self) -> None:
         self.mailer.close()

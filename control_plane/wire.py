@@ -11,16 +11,31 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar, Union, get_args, get_origin
 
 import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, PlainSerializer, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+    Strict,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
 from sqlalchemy import Row, Select, and_, or_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 from starlette.responses import Response
@@ -45,6 +60,27 @@ Timestamp = Annotated[
 ]
 
 
+class _DocumentedNotNull:
+    """Documents a ``T | None`` field as ``T``: the answer leaves it out rather than send null."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        branches = [b for b in schema.get("anyOf", []) if b.get("type") != "null"]
+        if len(branches) == 1:
+            del schema["anyOf"]
+            schema.update(branches[0])
+        return schema
+
+
+_T = TypeVar("_T")
+# An answer field that is left out when None (a oneway synonym has no `terms`), never sent as null.
+OmittedWhenNone = Annotated[
+    _T | None,
+    Field(exclude_if=lambda value: value is None, json_schema_extra=lambda schema: schema.pop("default", None)),
+    _DocumentedNotNull(),
+]
+
+
 class WireModel(BaseModel):
     """Answers: camelCase on the wire, built from snake_case attributes."""
 
@@ -52,9 +88,56 @@ class WireModel(BaseModel):
 
 
 class RequestModel(BaseModel):
-    """Request bodies: camelCase on the wire, unknown fields refused."""
+    """Request bodies: camelCase on the wire, unknown fields refused, and each value of the JSON type
+    the OpenAPI document gives it (strict: no ``"5"`` for 5, no 0 for false, no number for a date).
+    An integer is what JSON Schema calls one: 5 or 5.0 (a number whose fraction is zero)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(isinstance(value, float) for value in data.values()):
+            names = _integer_fields(cls)
+            return {key: int(value) if key in names and isinstance(value, float) and value.is_integer() else value
+                    for key, value in data.items()}
+        return data
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The names and aliases of a model's fields typed ``int`` (or ``int | None``)."""
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        kinds = get_args(field.annotation) if get_origin(field.annotation) in (Union, UnionType) else (field.annotation,)
+        if int in kinds:
+            names.update({name, field.alias or name})
+    return frozenset(names)
+
+
+def documented_as(component: str, schema: dict[str, Any] | None = None) -> WithJsonSchema:
+    """A value documented by a component of the OpenAPI document that no model defines (``Filter``,
+    ``InlineProfile``): ``schema`` stands for it elsewhere, the document refers to the component."""
+    return WithJsonSchema({**(schema or {}), COMPONENT_MARK: component})
+
+
+COMPONENT_MARK = "x-component"
+
+
+def _text(value: Any) -> Any:
+    if not isinstance(value, str | datetime):
+        raise ValueError("expected an ISO 8601 date-time string")
+    return value
+
+
+# A request date-time: an ISO 8601 string (bodies are validated as Python values, where strict mode
+# takes no string for a datetime; a number is refused, as the document's `format: date-time` says).
+JsonDateTime = Annotated[datetime, Strict(False), BeforeValidator(_text)]
+# A name of 1 to 200 characters, one of them not a space; stored without the spaces around it.
+TrimmedName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\S"), AfterValidator(str.strip)]
+# A body property holding a FILTER (CONTRACT §5): documented by the `Filter` component (its JSON Schema,
+# beside the bounds it states, in shared.limits); checked by the service that takes it.
+Filter = Annotated[dict[str, Any], documented_as("Filter", {"type": "object"})]
 
 
 # --------------------------------------------------------------------------- cursors
@@ -177,26 +260,32 @@ class JSONBody(Response):
 
 
 # --------------------------------------------------------------------------- JSON requests
-# What may hold a number that cannot be stored: 19 digits in a row (the shortest integer literal that
-# may fall outside 64 bits), or the NaN / Infinity that Python's JSON parser reads and JSON lacks.
-# Digits are found by translating every byte to "1" (a digit) or "." (a regex took 8 ms on a
-# 600 KB upload, this 0.9 ms; parsing it takes 1.5 ms).
-_DIGIT_OR_NOT = bytes(0x31 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
+# What may hold a number outside the 64-bit integer range: 19 digits in a row (the shortest integer
+# literal that may fall outside), a digit with an exponent (1e19), or the NaN / Infinity that
+# Python's JSON parser reads and JSON lacks. Bytes are translated to "1" (a digit), "e" (e or E),
+# "+" or "." (a regex took 8 ms on a 600 KB upload, this 0.9 ms; parsing it takes 1.5 ms).
+_DIGIT_OR_NOT = bytes(
+    0x31 if 0x30 <= b <= 0x39 else 0x65 if b in b"eE" else 0x2B if b == 0x2B else 0x2E for b in range(256)
+)
 _LONG_RUN = b"1" * 19
 
 
 def _suspect(body: bytes) -> bool:
-    return b"NaN" in body or b"Infinity" in body or _LONG_RUN in body.translate(_DIGIT_OR_NOT)
+    if b"NaN" in body or b"Infinity" in body:
+        return True
+    shape = body.translate(_DIGIT_OR_NOT)
+    return _LONG_RUN in shape or b"1e1" in shape or b"1e+1" in shape
 
 
 _MAX_BODY_DEPTH = 10_000  # deeper bodies are malformed already (the parser's recursion limit)
 
 
 class JsonBodyRoute(APIRoute):
-    """A route that refuses a JSON body holding an integer outside 64 bits, NaN or an infinity with a
-    400 ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the endpoint. orjson
-    (the stored form, the engine's, cache keys, every answer) refuses such integers wherever they are
-    first encoded, and writes NaN as null, so they must not reach a service. A scan of the raw body
+    """A route that refuses a JSON body holding a number outside the 64-bit integer range, NaN or an
+    infinity with a 400 ``VALIDATION_ERROR`` naming its path, before FastAPI reads the body for the
+    endpoint. orjson (the stored form, the engine's, cache keys, every answer) refuses such integers
+    wherever they are first encoded, and writes NaN as null, so they must not reach a service; the
+    OpenAPI document bounds every number so (``control_plane.openapi``). A scan of the raw body
     (:func:`_suspect`) decides; only a body it flags is parsed here (barcodes in strings, say)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

@@ -5,10 +5,11 @@
 Run it in the server's environment (the same ``SHOPSEARCH_DATABASE_URL``/``SHOPSEARCH_DATA_DIR``):
 it creates the user, organization (enterprise plan, so plan quotas don't cut the load), project and
 secret key with ``shopsearch tenants create``, then over HTTP signs in and creates a public key for
-``--origin`` (public keys come from a signed-in session, never from a key), an index of the Best Buy
-catalog (``--products`` of it, expanded past its size with ``benchmarks.common.expand``), the
-storefront facets and profile the benchmarks measure, and autocomplete (name, brand and categories,
-rebuilt before it returns). The file holds the keys: keep it private.
+``--origin`` (public keys come from a signed-in session, never from a key), and through the Python
+client (``shopsearch_client``) an index of the Best Buy catalog (``--products`` of it, expanded past
+its size with ``benchmarks.common.expand``), the storefront facets and profile the benchmarks
+measure, and autocomplete (name, brand and categories, rebuilt before it returns). The file holds
+the keys: keep it private.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+from shopsearch_client import Client, ShopsearchError
 
 from benchmarks.common import STOREFRONT_FACETS, STOREFRONT_MAPPING, STOREFRONT_PROFILE, expand, load_products
 
@@ -59,45 +60,29 @@ def _ok(response: httpx.Response, *statuses: int) -> dict[str, Any]:
     return response.json()  # type: ignore[no-any-return]
 
 
-def wait_task(http: httpx.Client, project_id: str, task_id: str, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        task = _ok(http.get(f"/v1/projects/{project_id}/tasks/{task_id}"))
-        if task["status"] not in ("enqueued", "processing"):
-            if task["status"] != "succeeded":
-                raise SystemExit(f"task {task_id} {task['status']}: {task.get('error')}")
-            return
-        if time.monotonic() > deadline:
-            raise SystemExit(f"task {task_id} still {task['status']} after {timeout:.0f} s")
-        time.sleep(0.05)
-
-
 def setup(host: str, products: int, origin: str, shards: int = 2, env: dict[str, str] | None = None) -> dict[str, Any]:
     email, password = f"loadtest-{secrets.token_hex(4)}@shop.test", secrets.token_urlsafe(18)
     tenant = create_tenant(email, password, env)
-    project, key = tenant["projectId"], tenant["key"]
-    api = f"/v1/projects/{project}"
+    project_id, key = tenant["projectId"], tenant["key"]
+    # sign-in and public keys are the cabinet's routes (no key may create a key): plain HTTP
     with httpx.Client(base_url=host, timeout=120) as anonymous:
         token = _ok(anonymous.post("/v1/auth/login", json={"email": email, "password": password}))["accessToken"]
-        public = _ok(anonymous.post(f"{api}/api-keys", headers={"Authorization": f"Bearer {token}"},
+        public = _ok(anonymous.post(f"/v1/projects/{project_id}/api-keys", headers={"Authorization": f"Bearer {token}"},
                                     json={"type": "public", "name": "loadtest shop", "allowedOrigins": [origin]}))
-    with httpx.Client(base_url=host, timeout=300, headers={"Authorization": f"Bearer {key}"}) as http:
-        index = _ok(http.post(f"{api}/indices", json={"name": "loadtest", "shards": shards, "mapping": MAPPING}))
-        base = f"{api}/indices/{index['id']}"
+    with Client(host, key, timeout=300) as client:
+        project = client.project(project_id)
+        index = project.index(project.create_index("loadtest", shards=shards, mapping=MAPPING).id)
         docs = catalog(products)
-        tasks = [_ok(http.post(f"{base}/documents", json=docs[i:i + 1000]), 202)["taskId"]
-                 for i in range(0, len(docs), 1000)]
-        for task_id in tasks:
-            wait_task(http, project, task_id)
-        _ok(http.put(f"{base}/facets", json={"facets": STOREFRONT_FACETS}))
-        profile = _ok(http.post(f"{base}/profiles", json=STOREFRONT_PROFILE))
-        config = _ok(http.put(f"{base}/suggestions/config", json={
+        index.wait_for_tasks(index.upload_documents(docs), timeout=1800)
+        index.update_facets(STOREFRONT_FACETS)
+        profile = index.create_profile(STOREFRONT_PROFILE)
+        config = index.update_suggestion_config({
             "enabled": True, "sources": [{"field": "name", "weight": 1}, {"field": "brand", "weight": 3},
-                                         {"field": "categories", "weight": 2}]}))
-        wait_task(http, project, _ok(http.post(f"{base}/suggestions/rebuild"), 202)["taskId"])
-    return {"host": host, "projectId": project, "indexId": index["id"], "secretKey": key,
-            "publicKey": public["key"], "origin": origin, "profileKey": profile["profileKey"],
-            "suggestKey": config["suggestKey"], "documents": len(docs)}
+                                         {"field": "categories", "weight": 2}]})
+        index.wait_for_task(index.rebuild_suggestions(), timeout=600)
+    return {"host": host, "projectId": project_id, "indexId": index.id, "secretKey": key,
+            "publicKey": public["key"], "origin": origin, "profileKey": profile.profile_key,
+            "suggestKey": config.suggest_key, "documents": len(docs)}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -113,7 +98,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    tenant = setup(args.host.rstrip("/"), args.products, args.origin, args.shards)
+    try:
+        tenant = setup(args.host.rstrip("/"), args.products, args.origin, args.shards)
+    except ShopsearchError as error:
+        raise SystemExit(f"setting up the tenant failed: {error}") from error
     args.out.write_text(json.dumps(tenant, indent=2) + "\n")
     args.out.chmod(0o600)
     print(f"wrote {args.out}: index {tenant['indexId']}, {tenant['documents']} documents; "

@@ -3,7 +3,8 @@
 * :class:`~search_workers.local.LocalHost` - engines in the API process (the embedded default).
 * :class:`~search_workers.actors.ray_host.RayHost` - one named Ray actor per shard replica.
 
-:func:`make_host` picks one from the settings (``SHOPSEARCH_RAY_ADDRESS``).  Both share
+:func:`search_workers.hosting.make_host` picks one from the settings (``SHOPSEARCH_RAY_ADDRESS``);
+this module is what both share: the interface (:class:`ShardHost`), its errors, and
 :class:`BaseHost`, which holds everything that is not about *where* a replica runs: writes to every
 replica of a shard, the query fan-out to one replica of every shard with fail-over, the merge
 (:mod:`search_workers.merge`) and the catch-up bookkeeping.
@@ -44,7 +45,6 @@ from typing import Any, Protocol, runtime_checkable
 from search_workers.merge import merge_answers
 from shared.contract import Answer, Change, Query, ShardSpec, shard_query
 from shared.routing import shard_for
-from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,6 @@ __all__ = [
     "HostError",
     "ShardNotOpen",
     "ShardUnavailable",
-    "make_host",
-    "start_local_cluster",
     "replica_dir_name",
 ]
 
@@ -94,6 +92,8 @@ class ShardHost(Protocol):
     async def get(self, index_id: str, generation: int, doc_id: str) -> dict[str, Any] | None: ...
     async def drop(self, index_id: str, generation: int) -> None: ...
     async def drop_index(self, index_id: str) -> None: ...
+    async def stored_generations(self) -> dict[str, set[int]]: ...
+    async def persist_failures(self) -> list[str]: ...
     async def healthy(self) -> bool: ...
     async def close(self) -> None: ...
 
@@ -286,6 +286,17 @@ class BaseHost:
         merged.partial = any(stale for _, stale in results)
         return merged
 
+    async def stored_generations(self) -> dict[str, set[int]]:
+        """``{index_id: {generation}}`` of the shard files this host keeps on its own disk (so the
+        control plane can delete those no index serves or builds); none by default (a Ray actor
+        keeps its own files wherever it runs)."""
+        return {}
+
+    async def persist_failures(self) -> list[str]:
+        """``"<index>/g<gen>/s<shard>r<replica>: <why>"`` for every replica here whose disk refuses
+        writes (it serves from memory and retries); none by default."""
+        return []
+
     async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:
         """:meth:`search` awaited on the caller's own event loop, when the host can answer without
         its own loop (no fail-over, no retry, every replica current); ``None`` when it cannot: then
@@ -304,27 +315,3 @@ class BaseHost:
 
 def _answer_seq(answer: Answer) -> int:
     return answer.applied_seq
-
-
-def make_host(settings: Settings, *, durable: bool = True) -> ShardHost:
-    """``ray_address`` unset -> :class:`LocalHost` under ``data_dir/shards`` (``durable=False``: its
-    replicas in memory only); ``"local"`` -> a local Ray started here; ``"auto"`` / ``"ray://…"`` /
-    ``host:port`` -> join that cluster."""
-    shards_dir = settings.data_dir / "shards"
-    # imported here, not at the top: the hosts import this module (their base class), and Ray's
-    # import costs a second the embedded default never needs
-    if not settings.ray_address:
-        from search_workers.local import LocalHost
-
-        return LocalHost(shards_dir, durable=durable)
-    from search_workers.actors.ray_host import RayHost
-
-    return RayHost.connect(settings.ray_address, shards_dir)
-
-
-
-def start_local_cluster() -> str:
-    """A Ray instance on this machine that several serving processes join (its address)."""
-    from search_workers.actors.ray_host import RayHost
-
-    return RayHost.start_cluster()

@@ -170,6 +170,33 @@ class LocalHost(BaseHost):
             if self.durable:
                 await self._run(shutil.rmtree, str(self.shards_dir / index_id), True)
 
+    async def stored_generations(self) -> dict[str, set[int]]:
+        """``{index_id: {generation}}`` of the ``g<N>`` directories under :attr:`shards_dir`."""
+        if not self.durable:
+            return {}
+        return await self._run(self._list_generations)
+
+    def _list_generations(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        if not self.shards_dir.is_dir():
+            return out
+        for index_dir in self.shards_dir.iterdir():
+            if not index_dir.is_dir():
+                continue
+            gens = {int(g.name[1:]) for g in index_dir.iterdir()
+                    if g.is_dir() and g.name.startswith("g") and g.name[1:].isdigit()}
+            if gens or not any(index_dir.iterdir()):
+                out[index_dir.name] = gens
+        return out
+
+    async def persist_failures(self) -> list[str]:
+        out = []
+        for (index_id, gen, shard_no, replica_no), rep in list(self._replicas.items()):
+            why = rep.persist_error()
+            if why is not None:
+                out.append(f"{index_id}/g{gen}/s{shard_no}r{replica_no}: {why}")
+        return out
+
     async def healthy(self) -> bool:
         return not self._closed
 

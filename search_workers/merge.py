@@ -177,7 +177,7 @@ def _merge_facets(defs: Sequence[Facet], answers: Sequence[Answer]) -> dict[str,
                 assert isinstance(p, dict)
                 for value, c in p.items():
                     total[value] = total.get(value, 0) + int(c)
-        out[name] = _order_terms(total, d.sort, d.size)
+        out[name] = _order_terms(total, d.sort, None if d.type == "hierarchy" else d.size)  # per level later
     return out
 
 

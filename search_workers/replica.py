@@ -54,7 +54,12 @@ class ShardReplica:
         would reopen; the rest is re-fed from the database)."""
         e = self._engine()
         return {"appliedSeq": e.applied_seq, "persistedSeq": e.persisted_seq, "docCount": e.doc_count,
-                "nodeId": ray_node_id(), "pid": os.getpid(), "path": self.path}
+                "nodeId": ray_node_id(), "pid": os.getpid(), "path": self.path, "persistError": e.persist_error}
+
+    def persist_error(self) -> str | None:
+        """Why the replica's files lag its memory (the disk refuses writes; it retries), or None."""
+        e = self.engine
+        return None if e is None else e.persist_error
 
     def applied_seq(self) -> int:
         return self._engine().applied_seq

@@ -61,11 +61,21 @@ class FacetRange(Struct, frozen=True):
 
 
 class Facet(Struct, frozen=True):
+    """Counts of a field's values over a query's matches, without the query's filter on the field.
+
+    ``terms``: ``{value: count}``; ``range``: a count per range of ``ranges``; ``hierarchy`` (a
+    field of paths joined by ``separator``): ``{path: count}`` for level 0 and the children of each
+    path of ``expand``; ``values`` (a facet value search): ``{value: count}`` of the values whose
+    words start with (or are one typo from) the words of ``prefix``."""
+
     field: str
-    type: Literal["terms", "range"] = "terms"
+    type: Literal["terms", "range", "hierarchy", "values"] = "terms"
     size: int | None = DEFAULT_FACET_SIZE
     sort: Literal["count", "alpha"] = "count"
     ranges: tuple[FacetRange, ...] = ()
+    separator: str = " > "
+    expand: tuple[str, ...] = ()
+    prefix: str = ""
 
 
 class SortKey(Struct, frozen=True):
@@ -107,6 +117,8 @@ class Query(Struct, frozen=True, kw_only=True):
     without a value is a group of its own.
     ``pin_ids``: documents to answer in ``Answer.pinned`` when they exist and pass ``filters``,
     whatever ``q`` and ``exclude_ids`` say (a ranking rule's pins, placed by the control plane).
+    ``hierarchies``: fields of paths (field -> separator) whose filter values match their paths
+    and every path below them (category trees).
     """
 
     q: str = ""
@@ -128,6 +140,7 @@ class Query(Struct, frozen=True, kw_only=True):
     timeout_ms: float | None = None
     distinct: str | None = None
     pin_ids: tuple[str, ...] = ()
+    hierarchies: dict[str, str] | None = None
 
 
 def shard_query(query: Query) -> Query:

@@ -1,7 +1,10 @@
 """JSON values the service can store and encode: JSON allows integers of any size and any nesting,
 and Python's parser also reads NaN and Infinity (which JSON does not have); orjson (the stored form,
 the engine's, every answer) takes integers within 64 bits and 255 levels of containers, and writes
-NaN and Infinity as null."""
+NaN and Infinity as null.
+
+Every number of a request lies within the 64-bit integer range, integer or not: JSON Schema (the
+OpenAPI document) counts ``1e30`` as an integer, so the one bound it can state holds for both."""
 
 from __future__ import annotations
 
@@ -41,13 +44,16 @@ def json_problem(value: Any, max_depth: int, path: str = "") -> dict[str, str] |
 
 
 def scalar_problem(value: Any) -> str | None:
-    """Why a number cannot be stored as sent (an integer outside 64 bits, NaN, an infinity), or None."""
+    """Why a number cannot be taken as sent (outside the 64-bit integer range, NaN, an infinity), or None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return None if INT64[0] <= value <= INT64[1] else "integer out of range"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "not a finite number (JSON has no NaN or Infinity)"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "not a finite number (JSON has no NaN or Infinity)"
+        if not INT64[0] <= value <= INT64[1]:
+            return "number out of range"
     return None
 
 

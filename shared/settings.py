@@ -7,6 +7,7 @@ With no settings at all the service runs on the embedded default: SQLite and sha
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import secrets
 from functools import lru_cache
@@ -23,6 +24,8 @@ class SmtpSettings(BaseModel):
     password: str | None
     sender: str
     tls: bool
+    #: no SMTP host and a service only this machine reaches: mails are logged whole (their links work)
+    log_whole: bool = False
 
 
 class Settings(BaseSettings):
@@ -78,6 +81,9 @@ class Settings(BaseSettings):
     # above 1, processes without Redis share epochs, revocations and rate limits through
     # ``DATA_DIR/state.db``, and each holds its own in-memory replicas following the database.
     serving_processes: int = 1
+    # The address ``shopsearch serve`` listens on (it sets this for its processes): on a loopback
+    # address with no SMTP host, mails are logged whole, so a local sign-up can be verified.
+    listen_host: str | None = None
     # Shard engine persistence: "process" writes Whoosh files in a helper process behind apply
     # (search reflects changes at once, disk trails); "inline" writes them inside apply.
     engine_persist: str = "process"
@@ -89,6 +95,9 @@ class Settings(BaseSettings):
     search_loop_budget_ms: int = 25
     # Search analytics (aggregated per index, day and query) older than this many days are purged.
     analytics_retention_days: int = Field(default=90, ge=1)
+    # Clicks and conversions counted per index and UTC day; past it, events are accepted (200) and
+    # not counted (``accepted`` says how many were).
+    analytics_events_per_day: int = Field(default=50_000, ge=0)
 
     @property
     def resolved_database_url(self) -> str:
@@ -119,6 +128,7 @@ class Settings(BaseSettings):
             password=self.smtp_password,
             sender=self.smtp_from,
             tls=self.smtp_tls,
+            log_whole=self.smtp_host is None and self.listen_host is not None and is_loopback(self.listen_host),
         )
 
     def signing_key(self) -> str:
@@ -135,6 +145,16 @@ class Settings(BaseSettings):
                 file.write(secrets.token_urlsafe(48))
         self.secret_key = path.read_text().strip()
         return self.secret_key
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @lru_cache

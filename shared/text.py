@@ -24,6 +24,17 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def query_text(q: str) -> str:
+    """A search text in the one form that every consumer receives (the engine, synonyms, rules, the
+    answer caches): NFKC, case-folded, words separated by one space, and one trailing space kept
+    when the text ends with whitespace, since that says the last word is complete (``"iph "`` finds
+    no "iphone"; ``"iph"`` does). Two texts with one form always get one answer."""
+    words = unicodedata.normalize("NFKC", q).casefold().split()
+    if not words:
+        return ""
+    return " ".join(words) + (" " if q[-1:].isspace() else "")
+
+
 def atoms(text: str) -> list[str]:
     """The words of ``text`` cut like the engine's query atoms."""
     return _ATOM.findall(fold(text))

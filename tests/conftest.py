@@ -4,7 +4,6 @@ the machine's real PostgreSQL + Redis (a fresh database and Redis key prefix per
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 from collections.abc import Iterator
@@ -14,18 +13,42 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from benchmarks.common import scratch_pg_database
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
 from shared.settings import Settings
+from tests.fixtures.app import StartedAppClient, started
+from tests.fixtures.server import PG_ADMIN_URL, REDIS_URL, ROOT, scratch_pg_database  # noqa: F401 - re-exported
 from tests.mailbox import Mailbox
 
-ROOT = Path(__file__).resolve().parents[1]
-PG_ADMIN_URL = os.environ.get("SHOPSEARCH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("SHOPSEARCH_TEST_REDIS", "redis://127.0.0.1:6379/0")
+# ROOT, PG_ADMIN_URL, REDIS_URL: imported from here by other test modules (one copy: tests/fixtures)
 BACKENDS = ["sqlite", "postgres"]
 
-pytest_plugins = ["tests.parallel"]  # `exclusive` tests under pytest-xdist
+pytest_plugins = [
+    "tests.parallel",  # `exclusive` tests under pytest-xdist
+    "tests.fixtures.skips",  # an unexpected skip fails the run
+    "tests.fixtures.browser",  # `browser`: headless Chromium
+]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backend(name): runs on that backend only (not collected for the other)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``@pytest.mark.backend("postgres")``: the test's other-backend instances are deselected, not
+    skipped (a skip fails the run: tests/fixtures/skips.py)."""
+    kept, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker("backend")
+        callspec = getattr(item, "callspec", None)
+        if marker is not None:
+            assert callspec is not None and "backend" in callspec.params, f"{item.nodeid}: marked backend but does not use it"
+            (kept if callspec.params["backend"] in marker.args else dropped).append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def _ensure_services() -> None:
@@ -82,14 +105,15 @@ def settings(backend: str, tmp_path_factory: pytest.TempPathFactory, mailbox: Ma
 
 @pytest.fixture(scope="session")
 def app(settings: Settings) -> Iterator[object]:
-    application = create_app(settings)
-    with TestClient(application):  # runs the lifespan (shard host, task runner) once per backend
+    # the lifespan (shard host, task runner) runs once per backend; a test's own `with TestClient(app)`
+    # does not run it again (tests/fixtures/app.py)
+    with started(create_app(settings)) as application:
         yield application
 
 
 @pytest.fixture
 def client(app) -> Iterator[TestClient]:
-    """A fresh client (own cookie jar) against the backend's running app."""
-    with TestClient(app, raise_server_exceptions=False) as test_client:
+    """A fresh client (own cookie jar) against the backend's running app (not started again)."""
+    with StartedAppClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from control_plane.api_key.models import ApiKey
-from control_plane.auth.models import SessionFamily, User
+from control_plane.auth.models import SessionFamily
 from control_plane.db import utcnow
 from control_plane.org.models import Membership
 from control_plane.org.service import create_organization
 from control_plane.project.models import Project
 from control_plane.runtime import Runtime
 from control_plane.security import hash_password, hash_token, issue_access_token, new_api_key
+from control_plane.user.models import User
 from shared.ids import new_id
 
 PASSWORD = "correct horse battery"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 import threading
 import time
 from email import message_from_bytes
@@ -11,11 +10,7 @@ from email.message import Message
 
 from aiosmtpd.controller import Controller
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.fixtures.ports import free_port
 
 
 class _Handler:
@@ -32,7 +27,7 @@ class _Handler:
 
 class Mailbox:
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.lock = threading.Lock()
         self.messages: list[tuple[str, Message]] = []
         self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port)

@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 from fastapi.routing import APIRoute, iter_route_contexts
-from fastapi.testclient import TestClient
 
 from control_plane.app import create_app
 from shared.settings import Settings
 from tests.factories import Account, add_member, bearer, make_account, make_key, make_project
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import PRODUCT_MAPPING, wait_task
 
 # Path ids the table fills, in the order a path nests them.
@@ -50,6 +50,8 @@ VALID_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/search/{profile_key}"): {"q": "phone"},
     ("POST", "/v1/projects/{project_id}/indices/{index_id}/suggest"): {"q": "phone"},
     ("POST", "/v1/suggest/{suggest_key}"): {"q": "phone"},
+    ("POST", "/v1/projects/{project_id}/indices/{index_id}/facet-values"): {"field": "brand", "q": "a"},
+    ("POST", "/v1/search/{profile_key}/facet-values"): {"field": "brand", "q": "a"},
 }
 CALLERS = ("member", "admin", "read_key", "full_key", "read_key_scoped", "full_key_scoped")
 CASES = ("other_org", "other_project", "other_index", "unknown")
@@ -137,7 +139,7 @@ def _populate(client: Any, owner: Account, project_id: str, full_key: str, name:
 
 @pytest.fixture(scope="module")
 def world(app) -> World:  # type: ignore[no-untyped-def]
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with StartedAppClient(app, raise_server_exceptions=False) as client:
         owner, stranger = make_account(app), make_account(app)
         mine, sibling, theirs = make_project(app, owner), make_project(app, owner), make_project(app, stranger)
         own_key, sibling_key, their_key = (make_key(app, p) for p in (mine, sibling, theirs))

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from benchmarks.common import running_server
+from control_plane.app import build_runtime
 from control_plane.migrate import upgrade
-from control_plane.runtime import Runtime
 from shared.settings import Settings
+from tests.fixtures.server import running_server
 
 DB_FILES = ("shopsearch.db", "shopsearch.db-wal", "shopsearch.db-shm")
 
@@ -48,7 +48,7 @@ def _assert_private(data_dir: Path) -> None:
 def test_embedded_default_files_are_owner_only(tmp_path, permissive_umask):
     settings = Settings(data_dir=tmp_path / "fresh" / "data")
     upgrade(settings)
-    runtime = Runtime.build(settings)
+    runtime = build_runtime(settings)
     try:
         with runtime.engine.connect() as held:  # a connection held open keeps -wal and -shm in place
             held.execute(text("SELECT 1"))
@@ -69,7 +69,7 @@ def test_files_left_readable_by_an_older_version_are_tightened(tmp_path, permiss
     older.execute("PRAGMA journal_mode=WAL")
     older.execute("CREATE TABLE probe (x INTEGER)")
     older.commit()
-    runtime = Runtime.build(settings)
+    runtime = build_runtime(settings)
     try:
         assert _mode(settings.data_dir) == 0o700
         for name in DB_FILES:

@@ -58,14 +58,14 @@ def test_chunked_huge_body_is_413(client, settings):
 
 
 def test_unhandled_error_is_500_without_trace(app, settings):
-    from fastapi.testclient import TestClient
+    from tests.fixtures.app import StartedAppClient
 
     @app.get("/boom-test-only")
     def boom() -> None:
         raise RuntimeError("secret internals")
 
     try:
-        with TestClient(app, raise_server_exceptions=False) as test_client:
+        with StartedAppClient(app, raise_server_exceptions=False) as test_client:
             response = test_client.get("/boom-test-only")
     finally:
         app.router.routes = [r for r in app.router.routes if getattr(r, "path", "") != "/boom-test-only"]

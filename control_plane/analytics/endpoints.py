@@ -6,6 +6,7 @@ from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
+from pydantic.config import JsonDict
 
 from control_plane.access import IndexRead
 from control_plane.analytics import service
@@ -20,6 +21,12 @@ router = api_router(tags=["analytics"])
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
+#: the days a report may name: nothing is recorded before 2000, and a day past 2099 is a typo (the
+#: extremes, 0001-01-01 and 9999-12-31, once overflowed the date arithmetic into a 500)
+FIRST_DAY = date(2000, 1, 1)
+LAST_DAY = date(2099, 12, 31)
+DAY: JsonDict = {"format": "date", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                 "description": f"{FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}"}
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -28,9 +35,13 @@ def _day(value: str | None, name: str) -> date | None:
     try:
         if len(value) != 10:
             raise ValueError(value)
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise validation("Dates are YYYY-MM-DD", [{"path": name, "message": "expected a date YYYY-MM-DD"}]) from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise validation(f"Dates are from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}",
+                         [{"path": name, "message": f"must be from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}"}])
+    return day
 
 
 @router.get(
@@ -41,8 +52,10 @@ def _day(value: str | None, name: str) -> date | None:
 def get_analytics(
     access: IndexRead,
     db: SessionDep,
-    from_: Annotated[str | None, Query(alias="from", description="First day, YYYY-MM-DD (UTC)")] = None,
-    to: Annotated[str | None, Query(description="Last day, YYYY-MM-DD (UTC), included; default today")] = None,
+    from_: Annotated[str | None, Query(alias="from", description="First day, YYYY-MM-DD (UTC)",
+                                       json_schema_extra=DAY)] = None,
+    to: Annotated[str | None, Query(description="Last day, YYYY-MM-DD (UTC), included; default today",
+                                    json_schema_extra=DAY)] = None,
     interval: Annotated[Literal["day"], Query(description="Only `day`")] = "day",
     limit: Annotated[int, Query(ge=1, le=1000, description="Entries in each top list")] = 20,
 ) -> Any:

@@ -1,6 +1,6 @@
 """The retention job: rows older than ``analytics_retention_days`` (and of deleted indices) go.
 
-Registered with the task runner's maintenance jobs (``control_plane.task.handlers``); it runs in
+One of the task runner's maintenance jobs (listed in ``control_plane.wiring``); it runs in
 whichever process runs a task runner, and deleting is idempotent, so several runners are harmless.
 """
 
@@ -10,9 +10,12 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.analytics.store import purge, today
+from control_plane.analytics import repository
+from control_plane.analytics.store import today
+from control_plane.index.service import projects_of
 from control_plane.runtime import Runtime
 from control_plane.shard import ShardBridge
+from control_plane.task.registry import TaskModule
 from shared.settings import get_settings
 
 # retention of each app's database, keyed by its session factory (set when the app starts);
@@ -28,4 +31,9 @@ def purge_analytics(sessions: sessionmaker[Session], _bridge: ShardBridge | None
     """Delete what retention no longer keeps: days before today - (retention - 1)."""
     days = _RETENTION_DAYS.get(sessions) or get_settings().analytics_retention_days
     with sessions.begin() as db:
-        purge(db, today() - timedelta(days=max(1, days) - 1))
+        ids = repository.index_ids(db)
+        gone = ids - set(projects_of(db, sorted(ids)))
+        repository.purge(db, today() - timedelta(days=max(1, days) - 1), gone)
+
+
+TASKS = TaskModule(maintenance=(purge_analytics,))

@@ -33,6 +33,9 @@ class QueryDay(Base):
     conversions: Mapped[int] = mapped_column(BigInteger, default=0)
     positioned_clicks: Mapped[int] = mapped_column(BigInteger, default=0)
     position_sum: Mapped[int] = mapped_column(BigInteger, default=0)
+    # who searched: bit (hash of the client mod 63) set per client, OR-ed on every write; popular
+    # queries need several bits (``analytics.clients``)
+    clients: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class IndexDay(Base):
@@ -57,3 +60,19 @@ class DocumentDay(Base):
     document_id: Mapped[str] = mapped_column(String(512), primary_key=True)
     clicks: Mapped[int] = mapped_column(BigInteger, default=0)
     conversions: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class EventKey(Base):
+    """A click or conversion counted: one row per (search, document, type), so a replayed event is
+    not counted twice whichever process receives it. ``day`` is the search's (rows go with the
+    analytics retention, past which its query id is refused anyway); ``received`` the day the
+    event came, which the daily cap per index counts."""
+
+    __tablename__ = "analytics_event_keys"
+    __table_args__ = (Index("ix_analytics_event_keys_received", "index_id", "received"),
+                      Index("ix_analytics_event_keys_day", "day"))
+
+    index_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    day: Mapped[date] = mapped_column(Date)
+    received: Mapped[date] = mapped_column(Date)

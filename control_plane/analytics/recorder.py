@@ -15,10 +15,11 @@ import threading
 import time
 from typing import Any
 
-from control_plane.analytics import store
+from sqlalchemy.orm import Session, sessionmaker
+
+from control_plane.analytics import repository, store
 from control_plane.analytics.maintenance import remember_retention
 from control_plane.runtime import Runtime
-from control_plane.search.service import search_runtime
 
 log = logging.getLogger("shopsearch.analytics")
 
@@ -28,8 +29,8 @@ MAX_PENDING_ROWS = 200_000  # dropped (logged) past this many while the database
 
 
 class Recorder:
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
         self._lock = threading.Lock()
         self._pending = store.Aggregate()
         self._events = 0  # events in ``_pending``
@@ -68,8 +69,8 @@ class Recorder:
             if not self._pending:
                 return
             try:
-                with self.runtime.sessions.begin() as db:
-                    store.write(db, self._pending)
+                with self.sessions.begin() as db:
+                    repository.write(db, self._pending)
             except Exception:  # noqa: BLE001 - kept for the next write
                 if len(self._pending) > MAX_PENDING_ROWS:
                     log.exception("analytics: dropping %d unwritten rows", len(self._pending))
@@ -82,35 +83,25 @@ class Recorder:
             self._events = 0
 
 
-def recorder(runtime: Runtime) -> Recorder | None:
-    return runtime.extras.get("analytics")
-
-
 def start_analytics(runtime: Runtime) -> None:
-    """Subscribe the recorder to the process's search events (a startup hook)."""
-    if recorder(runtime) is None:
-        runtime.extras["analytics"] = rec = Recorder(runtime)
-        search_runtime(runtime).events.subscribe(rec)
-    runtime.extras["analytics"].start()
+    """Start writing what the recorder (subscribed to the search events when the app was built)
+    counts (a startup hook)."""
+    runtime.analytics.start()
     remember_retention(runtime)
 
 
 def stop_analytics(runtime: Runtime) -> None:
     """Write the last counts (a shutdown hook, after ``stop_search`` drained the event buffer)."""
-    rec = recorder(runtime)
-    if rec is not None:
-        rec.stop()
+    runtime.analytics.stop()
 
 
 def flush_analytics(runtime: Runtime, timeout: float = 10.0) -> None:
     """Write every event emitted so far (tests, benchmarks): drain the buffer, wait for a batch the
     background thread may have taken meanwhile, then write."""
-    events = search_runtime(runtime).events
+    events = runtime.search.events
     target = events.emitted
     events.drain()
     deadline = time.monotonic() + timeout
     while events.delivered < target and time.monotonic() < deadline:
         time.sleep(0.005)
-    rec = recorder(runtime)
-    if rec is not None:
-        rec.flush()
+    runtime.analytics.flush()

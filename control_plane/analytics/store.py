@@ -1,29 +1,32 @@
-"""The analytics store: counts aggregated in memory, added to the database with upserts.
-
-Every process adds what it counted (``INSERT .. ON CONFLICT DO UPDATE SET n = n + excluded.n`` on
-SQLite and PostgreSQL alike), so several API processes, and clicks arriving through any of them,
-sum up without reading first. Rows are written in key order so concurrent flushes take row locks
-in the same order (no deadlock on PostgreSQL).
-"""
+"""The analytics store: counts aggregated in memory, keyed like the rows
+``control_plane.analytics.repository.write`` adds them to (every process adds what it counted;
+several processes sum up without reading first)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Table, case, delete, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
-
-from control_plane.analytics.models import DocumentDay, IndexDay, QueryDay
 from control_plane.analytics.query_ids import QueryRef, normalize_query, query_hash
-from control_plane.index.models import Index
 
 MAX_QUERY_CHARS = 200
-_QUERY_COUNTERS = ("searches", "no_results", "hits", "clicks", "conversions", "positioned_clicks", "position_sum")
+QUERY_COUNTERS = ("searches", "no_results", "hits", "clicks", "conversions", "positioned_clicks", "position_sum")
+CLIENT_BITS = 63  # of a signed 64-bit column: every set stays positive
+
+
+def client_bit(client: str) -> int:
+    """The bit of ``analytics_queries.clients`` a client sets (0 when the client is unknown)."""
+    if not client:
+        return 0
+    return 1 << int.from_bytes(hashlib.blake2b(client.encode(), digest_size=8).digest(), "big") % CLIENT_BITS
+
+
+def client_count(clients: int) -> int:
+    """Distinct clients a set shows (fewer when two clients share a bit)."""
+    return int(clients).bit_count()
 
 
 def today() -> date:
@@ -44,7 +47,7 @@ class Aggregate:
     """Counts of a batch of events, keyed like the rows they are added to."""
 
     # (index, day, query hash) -> [query text, searches, no_results, hits, clicks, conversions,
-    #                              positioned_clicks, position_sum]
+    #                              positioned_clicks, position_sum, clients (a bit set, OR-ed)]
     queries: dict[tuple[str, date, str], list[Any]] = field(default_factory=dict)
     suggests: dict[tuple[str, date], int] = field(default_factory=dict)
     documents: dict[tuple[str, date, str], list[int]] = field(default_factory=dict)
@@ -55,15 +58,16 @@ class Aggregate:
     def _query_row(self, index_id: str, day: date, qhash: str, text: str) -> list[Any]:
         row = self.queries.get((index_id, day, qhash))
         if row is None:
-            row = self.queries[(index_id, day, qhash)] = [text, 0, 0, 0, 0, 0, 0, 0]
+            row = self.queries[(index_id, day, qhash)] = [text, 0, 0, 0, 0, 0, 0, 0, 0]
         return row
 
-    def add_search(self, index_id: str, day: date, q: str, total: int) -> None:
-        normalized = normalize_query(q)
+    def add_search(self, index_id: str, day: date, q: str, total: int, client: str = "") -> None:
+        normalized = normalize_query(q.replace("\x00", " "))  # PostgreSQL text holds no NUL
         row = self._query_row(index_id, day, query_hash(normalized), normalized[:MAX_QUERY_CHARS])
         row[1] += 1
         row[2] += total == 0
         row[3] += max(0, int(total))
+        row[8] |= client_bit(client)
 
     def add_suggest(self, index_id: str, day: date, count: int = 1) -> None:
         key = (index_id, day)
@@ -95,7 +99,7 @@ class Aggregate:
                 continue
             if kind == "search":
                 self.add_search(index_id, _day_of(event.get("at")), str(event.get("q") or ""),
-                                int(event.get("total") or 0))
+                                int(event.get("total") or 0), str(event.get("client") or ""))
             elif kind == "suggest":
                 self.add_suggest(index_id, _day_of(event.get("at")))
 
@@ -104,59 +108,12 @@ class Aggregate:
             mine = self._query_row(*key, row[0])
             if not mine[0]:
                 mine[0] = row[0]
-            for i in range(1, len(row)):
+            for i in range(1, 8):
                 mine[i] += row[i]
+            mine[8] |= row[8]
         for skey, count in other.suggests.items():
             self.suggests[skey] = self.suggests.get(skey, 0) + count
         for dkey, counts in other.documents.items():
             doc = self.documents.setdefault(dkey, [0, 0])
             doc[0] += counts[0]
             doc[1] += counts[1]
-
-
-def _upsert(db: Session, table: Table, keys: tuple[str, ...], counters: tuple[str, ...],
-            rows: list[dict[str, Any]], keep_text: str | None = None) -> None:
-    if not rows:
-        return
-    dialect = db.get_bind().dialect.name
-    insert = pg_insert(table) if dialect == "postgresql" else sqlite_insert(table)
-    values: dict[str, Any] = {name: table.c[name] + insert.excluded[name] for name in counters}
-    if keep_text is not None:
-        # a click flushed before its search created the row with an empty text: the search fills it
-        values[keep_text] = case((table.c[keep_text] == "", insert.excluded[keep_text]), else_=table.c[keep_text])
-    statement = insert.on_conflict_do_update(index_elements=list(keys), set_=values)
-    db.execute(statement, rows)
-
-
-def existing_indices(db: Session, index_ids: Iterable[str]) -> set[str]:
-    ids = sorted(set(index_ids))
-    if not ids:
-        return set()
-    return set(db.scalars(select(Index.id).where(Index.id.in_(ids))))
-
-
-def write(db: Session, aggregate: Aggregate) -> None:
-    """Add the aggregate's counts to the database (in the caller's transaction)."""
-    table = QueryDay.__table__
-    rows = [
-        {"index_id": k[0], "day": k[1], "query_hash": k[2], "query": v[0],
-         **dict(zip(_QUERY_COUNTERS, v[1:], strict=True))}
-        for k, v in sorted(aggregate.queries.items())
-    ]
-    _upsert(db, table, ("index_id", "day", "query_hash"), _QUERY_COUNTERS, rows, keep_text="query")  # type: ignore[arg-type]
-    _upsert(db, IndexDay.__table__, ("index_id", "day"), ("suggests",),  # type: ignore[arg-type]
-            [{"index_id": k[0], "day": k[1], "suggests": v} for k, v in sorted(aggregate.suggests.items())])
-    _upsert(db, DocumentDay.__table__, ("index_id", "day", "document_id"), ("clicks", "conversions"),  # type: ignore[arg-type]
-            [{"index_id": k[0], "day": k[1], "document_id": k[2], "clicks": v[0], "conversions": v[1]}
-             for k, v in sorted(aggregate.documents.items())])
-
-
-def purge(db: Session, before: date) -> int:
-    """Delete rows of days before ``before`` and of indices that no longer exist; rows deleted."""
-    removed = 0
-    for model in (QueryDay, IndexDay, DocumentDay):
-        result = db.execute(delete(model).where(model.day < before))
-        removed += result.rowcount or 0  # type: ignore[attr-defined]
-        result = db.execute(delete(model).where(~model.index_id.in_(select(Index.id))))
-        removed += result.rowcount or 0  # type: ignore[attr-defined]
-    return removed

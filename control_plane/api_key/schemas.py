@@ -1,18 +1,29 @@
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import ConfigDict, Field
+from pydantic.config import JsonDict
 
-from control_plane.wire import RequestModel, Timestamp, WireModel
+from control_plane.wire import JsonDateTime, RequestModel, Timestamp, TrimmedName, WireModel
 
-KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+_NONE: JsonDict = {"type": "null"}
 
 
 class ApiKeyIn(RequestModel):
+    """A secret key takes `access` (and may take `indexId`); a public key takes `allowedOrigins`."""
+
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"properties": {"type": {"const": "secret"}, "access": {"enum": ["read", "full"]},
+                        "allowedOrigins": {"anyOf": [_NONE, {"type": "array", "maxItems": 0}]}},
+         "required": ["access"]},
+        {"properties": {"type": {"const": "public"}, "access": _NONE, "indexId": _NONE,
+                        "allowedOrigins": {"type": "array", "minItems": 1}},
+         "required": ["allowedOrigins"]},
+    ]})
+
     type: Literal["secret", "public"]
-    name: KeyName
+    name: TrimmedName
     access: Literal["read", "full"] | None = Field(
         default=None, description="Secret keys only, required for them"
     )
@@ -22,7 +33,7 @@ class ApiKeyIn(RequestModel):
         max_length=100,
         description="Public keys only, required for them: `scheme://host[:port]` or `https://*.example.com`",
     )
-    expires_at: datetime | None = None
+    expires_at: JsonDateTime | None = None
 
 
 class ApiKeyOut(WireModel):

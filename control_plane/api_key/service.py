@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from control_plane.api_key import repository
 from control_plane.api_key.models import ApiKey
-from control_plane.auth.models import User
+from control_plane.auth import repository as users
 from control_plane.db import utcnow
 from control_plane.origins import parse_pattern
 from control_plane.security import hash_token, new_api_key
@@ -75,9 +75,14 @@ def _validate(db: Session, project_id: str, spec: NewKey) -> tuple[list[str], da
     return origins, expires_at
 
 
+def live_keys_named(db: Session, project_id: str, prefix: str) -> Sequence[ApiKey]:
+    """The project's live keys whose name starts with ``prefix`` (the demo's keys)."""
+    return repository.live_keys_named(db, project_id, prefix)
+
+
 def create_key(db: Session, project_id: str, user_id: str, spec: NewKey) -> tuple[ApiKey, str]:
     """A new key and its full string (shown once). The creating user must have a confirmed email."""
-    user = db.get(User, user_id)
+    user = users.get_user(db, user_id)
     if user is None or user.email_verified_at is None:
         raise ServiceError(ErrorCode.EMAIL_NOT_VERIFIED, "Confirm your email address before creating API keys")
     return create_key_unchecked(db, project_id, spec, created_by=user_id)

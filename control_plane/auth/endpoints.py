@@ -34,9 +34,10 @@ from control_plane.auth.schemas import (
 from control_plane.db import after_commit, isoformat
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.hashing import busy
-from control_plane.public_url import links_base
+from control_plane.public_url import links_base, own_origin
 from control_plane.runtime import Runtime
 from control_plane.wire import Limit, api_router
+from shared.errors import forbidden
 
 router = api_router(prefix="/auth", tags=["auth"])
 
@@ -62,6 +63,18 @@ async def _hashing_room(runtime: RuntimeDep) -> None:
 
 
 HASHING_ROOM = Depends(_hashing_room)
+
+
+async def _same_origin(request: Request, runtime: RuntimeDep) -> None:
+    """The routes that set or read the refresh cookie answer only the service's own pages (or a
+    client that sends no Origin, not a browser). ``SameSite=Strict`` alone lets a same-site page
+    (another port, a sibling subdomain) log a user out or race two refreshes to revoke a family."""
+    origin = request.headers.get("origin")
+    if origin is not None and origin.lower() != own_origin(request, runtime.settings.public_url):
+        raise forbidden("This route answers only the service's own pages")
+
+
+SAME_ORIGIN = Depends(_same_origin)
 
 
 def _send(db: Session, runtime: Runtime, mail: service.Mail | None) -> None:
@@ -110,7 +123,7 @@ def resend_verification(principal: SignedIn, request: Request, db: SessionDep, r
     return AcceptedOut()
 
 
-@router.post("/login", response_model=LoginOut, dependencies=[HASHING_ROOM, _per_ip("login")])
+@router.post("/login", response_model=LoginOut, dependencies=[SAME_ORIGIN, HASHING_ROOM, _per_ip("login")])
 def login(body: LoginIn, request: Request, response: Response, db: SessionDep, runtime: RuntimeDep) -> LoginOut:
     result = sessions.login(db, runtime, body.email, body.password, _user_agent(request), client_ip(request))
     assert result.refresh_token is not None
@@ -118,7 +131,7 @@ def login(body: LoginIn, request: Request, response: Response, db: SessionDep, r
     return _login_out(result)
 
 
-@router.post("/refresh", response_model=TokenOut, dependencies=[_per_ip("refresh")])
+@router.post("/refresh", response_model=TokenOut, dependencies=[SAME_ORIGIN, _per_ip("refresh")])
 def refresh(response: Response, db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) -> TokenOut:
     result = sessions.refresh(db, runtime, cookie)
     assert result.refresh_token is not None
@@ -126,7 +139,7 @@ def refresh(response: Response, db: SessionDep, runtime: RuntimeDep, cookie: Ref
     return TokenOut(access_token=result.access_token, expires_in=result.expires_in)
 
 
-@router.post("/logout", status_code=204, response_class=Response)
+@router.post("/logout", status_code=204, response_class=Response, dependencies=[SAME_ORIGIN])
 def logout(db: SessionDep, runtime: RuntimeDep, cookie: RefreshCookie = None) -> Response:
     sessions.logout(db, runtime, cookie)
     response = Response(status_code=204)

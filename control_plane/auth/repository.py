@@ -14,10 +14,12 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, or_, select, update
 from sqlalchemy.orm import Session
 
-from control_plane.auth.models import EmailToken, ImpersonationCode, RefreshToken, SessionFamily, User
+from control_plane.access.registry import FamilyInfo
+from control_plane.auth.models import EmailToken, ImpersonationCode, RefreshToken, SessionFamily
 from control_plane.db import utcnow
 from control_plane.org.models import Membership, Organization
 from control_plane.security import hash_token, random_token
+from control_plane.user.models import User
 from shared.ids import new_id
 
 
@@ -192,3 +194,12 @@ def consume_impersonation_code(db: Session, raw: str) -> ImpersonationCode | Non
         .values(used_at=now)
     )
     return row if _changed(result) else None
+
+
+def family_info(db: Session, family_id: str) -> FamilyInfo | None:
+    """The family as the access layer checks a session token against it."""
+    row = db.get(SessionFamily, family_id)
+    if row is None:
+        return None
+    return FamilyInfo(user_id=row.user_id, revoked_at=row.revoked_at, impersonated_by=row.impersonated_by,
+                      org_id=row.org_id, expires_at=row.expires_at)

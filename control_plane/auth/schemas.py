@@ -7,9 +7,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
-from control_plane.auth.models import SessionFamily, User
+from control_plane.auth.models import SessionFamily
 from control_plane.db import isoformat
 from control_plane.email_address import EmailAddress, EmailLookup
+from control_plane.user.models import User
+from control_plane.wire import RequestModel
 
 PASSWORD_MIN = 10
 PASSWORD_MAX = 1024
@@ -23,33 +25,33 @@ NewPassword = Annotated[str, StringConstraints(min_length=PASSWORD_MIN, max_leng
 
 
 # --------------------------------------------------------------------------- requests
-class RegisterIn(Wire):
+class RegisterIn(RequestModel):
     email: EmailAddress
     password: NewPassword
     name: str | None = Field(default=None, max_length=200)
     organization_name: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-class LoginIn(Wire):
+class LoginIn(RequestModel):
     email: EmailLookup
     password: str = Field(max_length=PASSWORD_MAX)
 
 
-class ForgotPasswordIn(Wire):
+class ForgotPasswordIn(RequestModel):
     email: EmailLookup
 
 
-class ResetPasswordIn(Wire):
+class ResetPasswordIn(RequestModel):
     token: str = Field(min_length=1, max_length=200)
     password: NewPassword
 
 
-class ChangePasswordIn(Wire):
+class ChangePasswordIn(RequestModel):
     current_password: str = Field(max_length=PASSWORD_MAX)
     new_password: NewPassword
 
 
-class ImpersonateIn(Wire):
+class ImpersonateIn(RequestModel):
     code: str = Field(min_length=1, max_length=200)
 
 
@@ -129,4 +131,4 @@ class SessionOut(Wire):
 
 class SessionList(Wire):
     items: list[SessionOut]
-    next_cursor: str | None = None
+    next_cursor: str | None

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from control_plane.access import Principal
+from control_plane.access.caller import Principal
 from control_plane.auth import repository as repo
-from control_plane.auth.models import SessionFamily, User
+from control_plane.auth.models import SessionFamily
 from control_plane.auth.sessions import hashing_turn, revoke_families, verify_counted
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key, normalize_email
 from control_plane.org.service import create_organization
 from control_plane.runtime import Runtime
+from control_plane.user.models import User
 from shared.errors import ServiceError, conflict, not_found, unauthenticated, validation
 
 VERIFY = "verify"

@@ -14,15 +14,16 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from control_plane.access import Principal, impersonation_expiry, revoke_family
+from control_plane.access.caller import Principal, impersonation_expiry, revoke_family
 from control_plane.auth import repository as repo
-from control_plane.auth.models import SessionFamily, User
+from control_plane.auth.models import SessionFamily
 from control_plane.db import utcnow
 from control_plane.email_address import lookup_key
 from control_plane.hashing import Admitted
-from control_plane.ratelimit import Reservation
 from control_plane.runtime import Runtime
 from control_plane.security import issue_access_token
+from control_plane.state import Reservation
+from control_plane.user.models import User
 from control_plane.wire import decode_int_cursor, encode_cursor
 from shared.errors import ErrorCode, ServiceError, forbidden, not_found, unauthenticated
 

@@ -3,7 +3,8 @@
 No build step and nothing fetched from elsewhere: ``static/`` is shipped as package data. The app
 calls only the public REST API. Its pages are ``/#/…`` routes; the server answers the app's HTML at
 ``/`` and at the two pages emailed links open (``/verify-email``, ``/reset-password``), and its
-files under ``/cabinet/``. Nothing here shadows ``/v1``, ``/docs``, ``/openapi.json`` or the probes.
+files under ``/cabinet/`` (never the HTML: a page comes only from its route, with its headers).
+Nothing here shadows ``/v1``, ``/docs``, ``/openapi.json`` or the probes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
+
+from control_plane.page_headers import AssetFiles
 
 STATIC = Path(__file__).parent / "static"
 ENTRY_PAGES = ("/", "/verify-email", "/reset-password")
@@ -37,4 +39,4 @@ async def _page() -> FileResponse:
 def install_cabinet(app: FastAPI) -> None:
     for path in ENTRY_PAGES:
         app.add_api_route(path, _page, methods=["GET"], include_in_schema=False)
-    app.mount("/cabinet", StaticFiles(directory=STATIC), name="cabinet")
+    app.mount("/cabinet", AssetFiles(directory=str(STATIC)), name="cabinet")

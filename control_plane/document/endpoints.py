@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Body, Header, Response
+from pydantic import WithJsonSchema
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.document import service
 from control_plane.document.schemas import DocumentList, FlushOut, SessionCreate, SessionOut, SessionUploadOut
+from control_plane.document.service import MAX_DOCUMENTS, MAX_ID_LENGTH
 from control_plane.index.schemas import TaskAccepted
 from control_plane.index.service import get_index
 from control_plane.wire import Cursor, JSONBody, Limit, api_router
@@ -21,18 +23,33 @@ IdempotencyKey = Annotated[
     str | None,
     Header(alias="Idempotency-Key", max_length=200, description="Same key and body within 24 h answer the first answer again"),
 ]
+# Bare arrays, checked item by item by the service (every fault named by its path, nothing applied);
+# documented item by item here. More than 1000 items answer 413 PAYLOAD_TOO_LARGE.
 Documents = Annotated[
     list[Any],
-    Body(description="A bare JSON array of at most 1000 documents, each with its id field"),
+    Body(),
+    WithJsonSchema({"description": "A bare JSON array of at most 1000 documents (more: 413), each with its id field",
+                    "type": "array", "maxItems": MAX_DOCUMENTS,
+                    "items": {"type": "object"}}),
 ]
-Ids = Annotated[list[Any], Body(description="A bare JSON array of document ids")]
+Ids = Annotated[
+    list[Any],
+    Body(),
+    WithJsonSchema({"description": "A bare JSON array of at most 1000 document ids (more: 413)",
+                    "type": "array", "maxItems": MAX_DOCUMENTS, "items": {"anyOf": [
+        {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": r"\S"}, {"type": "integer"}]}}),
+]
 
 
 def _accepted(task_id: str) -> tuple[int, Any]:
     return 202, TaskAccepted(task_id=task_id).model_dump(by_alias=True)
 
 
-@router.post(INDEX + "/documents", status_code=202, summary="Add or replace documents", response_model=TaskAccepted)
+@router.post(INDEX + "/documents", status_code=202, summary="Add or replace documents", response_model=TaskAccepted,
+             description="Add or replace by id; the task succeeds when search reflects the upload. Into an index "
+             "with a dynamic mapping (one created without a mapping), new top-level fields are added to the mapping "
+             "(the task's details.fieldsAdded) and a value of the wrong type for its field is reported in "
+             "details.conflicts instead of refused.")
 def upload_documents(access: IndexWrite, db: SessionDep, runtime: RuntimeDep, body: Documents,
                      idempotency_key: IdempotencyKey = None) -> JSONBody:
     index = get_index(db, access, access.index_id)
@@ -72,7 +89,9 @@ def list_documents(access: IndexRead, db: SessionDep, limit: Limit = 20, cursor:
     return JSONBody({"items": items, "nextCursor": next_cursor})
 
 
-@router.get(INDEX + "/documents/{doc_id:path}", summary="Get a stored document")
+@router.get(INDEX + "/documents/{doc_id:path}", summary="Get a stored document", response_model=dict[str, Any],
+            description="The ids `delete` and `flush` name the routes of those names here (a 405 for GET): "
+            "such a document is listed, searched and deleted as any other.")
 def get_document(doc_id: str, access: IndexRead, db: SessionDep) -> Any:
     index = get_index(db, access, access.index_id)
     return JSONBody(service.get_document(db, index, doc_id))
@@ -92,13 +111,16 @@ def get_session(session_id: str, access: IndexRead, db: SessionDep) -> SessionOu
     return SessionOut.of(service.get_session(db, index, session_id))
 
 
-@router.post(INDEX + "/replace-sessions/{session_id}/documents", summary="Upload documents into a replace session")
+@router.post(INDEX + "/replace-sessions/{session_id}/documents", summary="Upload documents into a replace session",
+             response_model_exclude_none=True)
 def upload_to_session(session_id: str, access: IndexWrite, db: SessionDep, runtime: RuntimeDep,
                       body: Documents) -> SessionUploadOut:
     index = get_index(db, access, access.index_id)
     session = service.get_session(db, index, session_id, lock=True)
-    session = service.upload_to_session(db, index, session, body, max_bytes=runtime.settings.max_document_bytes)
-    return SessionUploadOut(received=len(body), document_count=session.document_count)
+    report: dict[str, Any] = {}
+    session = service.upload_to_session(db, index, session, body, max_bytes=runtime.settings.max_document_bytes,
+                                        report=report)
+    return SessionUploadOut.model_validate({"received": len(body), "documentCount": session.document_count, **report})
 
 
 @router.post(INDEX + "/replace-sessions/{session_id}/commit", status_code=202,

@@ -4,6 +4,7 @@ checked belongs to the tenant's project."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -168,20 +169,20 @@ def delete_all_documents(db: Session, index_id: str) -> None:
     set_live(db, index_id, 0)
 
 
-def delete_index_rows(db: Session, index_id: str) -> None:
-    """Everything stored for an index that is being deleted: documents, replace sessions, idempotency records."""
-    db.execute(delete(Document).where(Document.index_id == index_id))
-    db.execute(delete(DocumentCount).where(DocumentCount.index_id == index_id))
-    db.execute(delete(ReplaceSession).where(ReplaceSession.index_id == index_id))
-    db.execute(delete(IdempotencyRecord).where(IdempotencyRecord.index_id == index_id))
-
-
 def page_bodies(db: Session, index_id: str, after: str | None, limit: int) -> list[tuple[str, Any]]:
     """Up to ``limit`` ``(doc_id, body)`` of the live documents by id after ``after``."""
     query = select(Document.doc_id, Document.body).where(Document.index_id == index_id, Document.deleted.is_(False))
     if after is not None:
         query = query.where(Document.doc_id > after)
     return [(row[0], row[1]) for row in db.execute(query.order_by(Document.doc_id).limit(limit))]
+
+
+def live_bodies(db: Session, index_id: str) -> Iterator[Any]:
+    """The body of every live document of the index, streamed in batches."""
+    rows = db.execute(select(Document.body).where(Document.index_id == index_id, Document.deleted.is_(False))
+                      .execution_options(yield_per=2000))
+    for (body,) in rows:
+        yield body
 
 
 def live_body(db: Session, index_id: str, doc_id: str) -> dict[str, Any] | None:
@@ -252,6 +253,20 @@ def staged_ids_among(db: Session, session_id: str, doc_ids: list[str]) -> int:
     return held
 
 
+def ids_committing(db: Session, index_id: str, doc_ids: list[str]) -> list[str]:
+    """Which of ``doc_ids`` a replace session of the index being committed (its swap still to come) holds."""
+    found: set[str] = set()
+    for start in range(0, len(doc_ids), _CHUNK):
+        chunk = doc_ids[start : start + _CHUNK]
+        found.update(db.scalars(
+            select(StagedDocument.doc_id)
+            .join(ReplaceSession, ReplaceSession.id == StagedDocument.session_id)
+            .where(ReplaceSession.index_id == index_id, ReplaceSession.status == "committing",
+                   StagedDocument.doc_id.in_(chunk))
+        ))
+    return [doc_id for doc_id in doc_ids if doc_id in found]
+
+
 def staged_count(db: Session, session_id: str) -> int:
     return int(db.scalar(select(func.count()).select_from(StagedDocument).where(StagedDocument.session_id == session_id)) or 0)
 
@@ -283,3 +298,15 @@ def insert_staged_documents(db: Session, index_id: str, session_id: str) -> None
             ).where(s.session_id == session_id, ~newer),
         )
     )
+
+
+# --------------------------------------------------------------------------- the access layer's questions
+def api_session_exists(db: Session, _project_id: str, index_id: str | None, session_id: str) -> bool:
+    """A tenant's replace session of the index (a feed sync's own is not found)."""
+    row = db.get(ReplaceSession, session_id)
+    return row is not None and row.index_id == index_id and row.source == "api"
+
+
+def live_document_exists(db: Session, _project_id: str, index_id: str | None, doc_id: str) -> bool:
+    row = db.get(Document, (index_id, doc_id))
+    return row is not None and not row.deleted

@@ -6,6 +6,7 @@ from typing import Any
 
 from control_plane.db import utcnow
 from control_plane.document.models import ReplaceSession
+from control_plane.index.schemas import Mapping
 from control_plane.wire import RequestModel, Timestamp, WireModel
 
 
@@ -22,7 +23,7 @@ class DocumentList(WireModel):
 
 
 class SessionCreate(RequestModel):
-    mapping: dict[str, Any] | None = None
+    mapping: Mapping | None = None
 
 
 class SessionOut(WireModel):
@@ -46,5 +47,12 @@ class SessionOut(WireModel):
 
 
 class SessionUploadOut(WireModel):
+    """Under a dynamic mapping, what the upload added to the session's mapping and the values that
+    do not fit their field (as an upload task's details); absent otherwise."""
+
     received: int
     document_count: int
+    fields_added: list[dict[str, Any]] | None = None
+    conflicts: list[dict[str, Any]] | None = None
+    conflict_count: int | None = None
+    unmapped: list[dict[str, Any]] | None = None

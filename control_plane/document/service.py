@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import utcnow
 from control_plane.document import repository
+from control_plane.document.inference import infer, swapped_mapping, with_fields
 from control_plane.document.models import IdempotencyRecord, ReplaceSession
-from control_plane.index import repository as indices
+from control_plane.document.value_types import expected, type_matches
+from control_plane.index import service as indices
 from control_plane.index.models import Index
 from control_plane.index.service import normalize_mapping, plan_limits_for_project, quota_exceeded
+from control_plane.shard.feed import RowSource
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config
@@ -51,66 +54,17 @@ def refuse_malformed_json(body: Any, max_depth: int = MAX_DOCUMENT_DEPTH + 1) ->
 
 
 def coerce_id(value: Any) -> str | None:
+    """A document id as stored: a non-empty string (at most 512 characters), or an integer written in
+    decimal (5.0 is the integer 5, as in JSON Schema)."""
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str) and value.strip() and len(value) <= MAX_ID_LENGTH:
         return value
     return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_date(value: Any) -> bool:
-    if _is_number(value):
-        return True
-    if not isinstance(value, str):
-        return False
-    text = value.strip()
-    try:
-        datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return True
-    except ValueError:
-        pass
-    try:
-        date.fromisoformat(text)
-        return True
-    except ValueError:
-        return False
-
-
-def type_matches(field_type: str, value: Any) -> bool:
-    if field_type == "text":
-        return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
-    if field_type == "keyword":
-        return isinstance(value, str) or (_is_number(value) and not isinstance(value, float))
-    if field_type == "keyword[]":
-        if isinstance(value, str):
-            return True
-        return isinstance(value, list) and all(isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) for v in value)
-    if field_type == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
-    if field_type == "float":
-        return _is_number(value)
-    if field_type == "boolean":
-        return isinstance(value, bool)
-    if field_type == "date":
-        return _is_date(value)
-    return True
-
-
-_TYPE_NAMES = {
-    "text": "a string",
-    "keyword": "a string",
-    "keyword[]": "an array of strings",
-    "integer": "an integer",
-    "float": "a number",
-    "boolean": "a boolean",
-    "date": "an ISO 8601 date or a timestamp",
-}
 
 
 def document_problems(doc: dict[str, Any], path: str, max_bytes: int) -> list[dict[str, str]]:
@@ -126,9 +80,12 @@ def document_problems(doc: dict[str, Any], path: str, max_bytes: int) -> list[di
 
 
 def validate_documents(
-    items: Any, mapping: dict[str, Any], *, max_items: int = MAX_DOCUMENTS, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    items: Any, mapping: dict[str, Any], *, max_items: int = MAX_DOCUMENTS, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    check_types: bool = True,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Every document checked before anything is written; ``[(doc_id, body)]`` (last wins per id)."""
+    """Every document checked before anything is written; ``[(doc_id, body)]`` (last wins per id).
+    Without ``check_types`` (a dynamic index: :mod:`.inference` reports them) values of the wrong
+    type for their field are let through."""
     if not isinstance(items, list):
         raise validation("The body must be a JSON array of documents", [{"path": "", "message": "expected an array"}])
     if len(items) > max_items:
@@ -150,12 +107,12 @@ def validate_documents(
             elif doc_id.startswith(RESERVED_ID_PREFIX):
                 errors.append({"path": f"[{i}].{id_field}", "message": f"ids starting with {RESERVED_ID_PREFIX} are reserved"})
                 doc_id = None
-            for name, spec in fields.items():
+            for name, spec in fields.items() if check_types else ():
                 value = doc.get(name)
                 if value is None or name == id_field:
                     continue
                 if not type_matches(spec.get("type", ""), value):
-                    errors.append({"path": f"[{i}].{name}", "message": f"expected {_TYPE_NAMES.get(spec.get('type'), spec.get('type'))}"})
+                    errors.append({"path": f"[{i}].{name}", "message": f"expected {expected(spec.get('type', ''))}"})
             if doc_id is not None:
                 out.pop(doc_id, None)
                 out[doc_id] = doc
@@ -185,6 +142,11 @@ def validate_ids(items: Any) -> list[str]:
 
 
 # --------------------------------------------------------------------------- sequences
+def row_source(sessions: sessionmaker[Session], index_id: str, session_id: str | None = None) -> RowSource:
+    """What the index's shards are fed from: its documents, or a replace session's staged ones."""
+    return repository.row_source(sessions, index_id, session_id)
+
+
 def reserve_seqs(db: Session, index_id: str, count: int) -> int:
     """Hand out ``count`` sequence numbers; returns the last one. Locks the index row until commit,
     so transactions commit their sequences in order."""
@@ -244,31 +206,66 @@ def _check_document_quota(db: Session, index: Index, docs: list[tuple[str, dict[
 
 # --------------------------------------------------------------------------- write routes
 def upload_documents(db: Session, index: Index, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> Task:
-    docs = validate_documents(items, index.mapping, max_bytes=max_bytes)
-    received = len(items)
+    details: dict[str, Any] = {"received": len(items) if isinstance(items, list) else 0}
+    if index.mapping.get("dynamic"):
+        docs = _infer_fields(db, index, items, max_bytes, details)
+    else:
+        docs = validate_documents(items, index.mapping, max_bytes=max_bytes)
     _check_document_quota(db, index, docs)
     last = reserve_seqs(db, index.id, len(docs)) if docs else index.seq
     if docs:
         upsert_rows(db, index.id, docs, last)
     return tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="documents.upsert", seq=last,
-        details={"received": received}, payload={"fromSeq": last - len(docs) + 1},
+        details=details, payload={"fromSeq": last - len(docs) + 1},
     )
 
 
+def _infer_fields(
+    db: Session, index: Index, items: Any, max_bytes: int, details: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """A dynamic index's upload: the documents (values of the wrong type let through), the fields
+    they bring added to the mapping (with the rebuild that indexes them, enqueued before the
+    upload's task), and what was added, refused or not mapped written into ``details``.
+
+    The index row is locked first and read again: uploads adding fields at once add them one
+    after the other, each to the mapping the previous one left."""
+    indices.touch_index(db, index.id)
+    db.refresh(index)
+    docs = validate_documents(items, index.mapping, max_bytes=max_bytes, check_types=False)
+    inference = infer(index.mapping, items)
+    details.update(inference.details())
+    if inference.fields:
+        details["mappingTaskId"] = indices.add_inferred_fields(db, index, inference.fields).id
+    return docs
+
+
 def delete_documents(db: Session, index: Index, items: Any) -> Task:
+    """Tombstone the live ones of ``items``, and the ids only a replace catalog committed but not
+    yet swapped in holds: the commit was accepted first, so its swap must not bring them back."""
     ids = validate_ids(items)
+    # the index row's lock before reading: no swap or other write can commit between the reads and
+    # the tombstones
+    indices.touch_index(db, index.id)
     existing = set(repository.live_ids_among(db, index.id, ids))
     doomed = [doc_id for doc_id in ids if doc_id in existing]
-    if doomed:
-        last = reserve_seqs(db, index.id, len(doomed))
-        deleted = repository.tombstone(db, index.id, doomed, first_seq=last - len(doomed) + 1)
+    pending = repository.ids_committing(db, index.id, [doc_id for doc_id in ids if doc_id not in existing])
+    if doomed or pending:
+        last = reserve_seqs(db, index.id, len(doomed) + len(pending))
+        first = last - len(doomed) - len(pending) + 1
+        deleted = repository.tombstone(db, index.id, doomed, first_seq=first)
         repository.add_live(db, index.id, -deleted)
+        now = utcnow()
+        repository.upsert_documents(db, [
+            {"index_id": index.id, "doc_id": doc_id, "body": None, "seq": first + len(doomed) + i,
+             "shard_hash": shard_hash(doc_id), "deleted": True, "updated_at": now}
+            for i, doc_id in enumerate(pending)
+        ])
     else:
         last = indices.current_seq(db, index.id)
     return tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="documents.delete", seq=last,
-        details={"received": len(items)}, payload={"deleted": len(doomed)},
+        details={"received": len(items)}, payload={"deleted": len(doomed) + len(pending)},
     )
 
 
@@ -398,10 +395,23 @@ def stage_documents(db: Session, index: Index, session: ReplaceSession, docs: li
 
 
 def upload_to_session(
-    db: Session, index: Index, session: ReplaceSession, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    db: Session, index: Index, session: ReplaceSession, items: Any, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    report: dict[str, Any] | None = None,
 ) -> ReplaceSession:
+    """Stage ``items``. Under a dynamic mapping (the session's, else the index's) the fields they
+    bring go into the session's mapping (the new catalog is built with it) and what was added,
+    refused or not mapped into ``report``."""
     _require_open(db, session)
-    docs = validate_documents(items, session.mapping or index.mapping, max_bytes=max_bytes)
+    mapping = session.mapping or index.mapping
+    if mapping.get("dynamic"):
+        docs = validate_documents(items, mapping, max_bytes=max_bytes, check_types=False)
+        inference = infer(mapping, items)
+        if inference.fields:
+            session.mapping = with_fields(mapping, inference.fields)
+        if report is not None:
+            report.update(inference.details())
+    else:
+        docs = validate_documents(items, mapping, max_bytes=max_bytes)
     limits = plan_limits_for_project(db, index.project_id)
     if session.document_count + len(docs) > limits.max_documents_per_index:
         count = repository.staged_count(db, session.id)
@@ -420,7 +430,7 @@ def upload_to_session(
 def commit_session(db: Session, index: Index, session: ReplaceSession) -> Task:
     _require_open(db, session)
     if session.mapping is not None:
-        check_mapping_keeps_config(db, index, session.mapping)
+        check_mapping_keeps_config(db, index, swapped_mapping(session.mapping, index.mapping))
     # changes made after the commit (higher sequences) apply on top of the new catalog
     upto = reserve_seqs(db, index.id, 1)
     task = tasks.enqueue(

@@ -30,9 +30,12 @@ def post_events(
     db: SessionDep,
     principal: Annotated[Principal, Depends(storefront_caller)],
 ) -> Any:
-    """Each event's `queryId` is the answer's of the search it follows. The batch is all or nothing:
-    a `queryId` that is not one of this project's searches (malformed, forged, of another project or
-    index, or past the analytics retention) answers 404 `NOT_FOUND` with a detail per such event."""
+    """Each event's `queryId` is the answer's of the search it follows, and its `documentId` one of
+    that answer's hits. The batch is all or nothing: a `queryId` that is not one of this project's
+    searches (malformed, forged, of another project or index, or past the analytics retention), or a
+    `documentId` that search did not return, answers 404 `NOT_FOUND` with a detail per such event.
+    Each (queryId, documentId, type) counts once; an index counts at most a daily number of events
+    (`analytics_events_per_day`, 50,000 by default), past which events are accepted and not counted."""
     service.check_size(body.events)
     service.charge_events(runtime, db, principal, client_ip(request))
     return {"accepted": service.record(runtime, db, principal, body.events)}

@@ -9,7 +9,6 @@ from fastapi import Body, Response
 from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
 from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_after_commit, bump_index_epoch
 from control_plane.index import service
 from control_plane.index.schemas import (
     FacetsIn,
@@ -21,6 +20,7 @@ from control_plane.index.schemas import (
     IndexOut,
     IntegrationIn,
     IntegrationOut,
+    Mapping,
     ReindexCancelOut,
     TaskAccepted,
     UsageOut,
@@ -61,7 +61,7 @@ def delete_index(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Res
     service.delete_index(db, index)
 
     def retire() -> None:
-        bump_index_epoch(runtime.state, index_id)
+        runtime.epochs.bump(index_id)
         shard_bridge(runtime).drop(index_id, delay=DROP_DELAY_S)
 
     after_commit(db, retire)
@@ -75,7 +75,7 @@ def get_mapping(access: IndexRead, db: SessionDep) -> dict[str, Any]:
 
 
 @router.put(INDEX + "/mapping", status_code=202, summary="Change the mapping (rebuilds the index)")
-def put_mapping(access: IndexWrite, db: SessionDep, body: Annotated[dict[str, Any], Body()]) -> TaskAccepted:
+def put_mapping(access: IndexWrite, db: SessionDep, body: Annotated[Mapping, Body()]) -> TaskAccepted:
     index = service.get_index(db, access, access.index_id, lock=True)
     return TaskAccepted(task_id=service.put_mapping(db, access, index, body).id)
 
@@ -98,7 +98,7 @@ def put_facets(body: FacetsIn, access: IndexWrite, db: SessionDep, runtime: Runt
     facets = [f.model_dump(by_alias=True, exclude_none=True) for f in body.facets]
     saved = service.put_facets(db, index, facets)
     index_id = index.id
-    bump_after_commit(db, runtime.state, index_id)  # not before: searches would cache the old facets
+    runtime.epochs.bump_after_commit(db, index_id)  # not before: searches would cache the old facets
     return FacetsOut(facets=saved)
 
 

@@ -3,18 +3,26 @@ the task runner's (its own section) take the index by id alone."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from control_plane.db import utcnow
 from control_plane.index.models import Index
+from control_plane.project.models import Project
+from control_plane.serving.follower import SyncState
 
 
 def all_indices(db: Session) -> list[Index]:
     """Every index of every tenant (operator and start-up work, never a request)."""
     return list(db.scalars(select(Index)))
+
+
+def ids_in_org(db: Session, org_id: str) -> list[str]:
+    """The ids of every index in the organization's projects."""
+    return list(db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
+                           .where(Project.org_id == org_id)))
 
 
 def get_index(db: Session, project_id: str, index_id: str, *, lock: bool = False) -> Index | None:
@@ -26,6 +34,11 @@ def get_index(db: Session, project_id: str, index_id: str, *, lock: bool = False
     # by primary key: the access dependency loaded it already (identity map, no second query)
     index = db.get(Index, index_id)
     return index if index is not None and index.project_id == project_id else None
+
+
+def newest_index(db: Session) -> Index | None:
+    """The index created last, of any tenant (the status route's search probe)."""
+    return db.scalars(select(Index).order_by(Index.created_at.desc()).limit(1)).first()
 
 
 def detached_index(db: Session, index_id: str) -> Index | None:
@@ -111,18 +124,6 @@ def start_build(db: Session, index_id: str, generation: int, *, upto: int, mappi
         building_generation=generation, build=build, status="reindexing"))
 
 
-class SyncState(NamedTuple):
-    """What a serving process's replicas of an index must hold (see control_plane.serving)."""
-
-    id: str
-    shards: int
-    serving_generation: int
-    seq: int
-    flush_seq: int
-    building_generation: int | None
-    build: dict[str, Any] | None
-
-
 def sync_states(db: Session) -> list[SyncState]:
     """Every index's serving generation and sequence, and the generation being built (one query)."""
     rows = db.execute(select(Index.id, Index.shards, Index.serving_generation, Index.seq, Index.flush_seq,
@@ -134,3 +135,17 @@ def touch_merch(db: Session, index_id: str) -> None:
     """Move the index's merchandising version (in the writer's transaction): serving processes
     recompile its synonyms and rules when they next resolve it."""
     db.execute(update(Index).where(Index.id == index_id).values(merch_version=Index.merch_version + 1))
+
+
+def exists_under(db: Session, project_id: str, _index_id: str | None, index_id: str) -> bool:
+    """The index is the project's. By primary key: the route's own lookup then hits the identity map."""
+    index = db.get(Index, index_id)
+    return index is not None and index.project_id == project_id
+
+
+def projects_of(db: Session, index_ids: list[str]) -> dict[str, str]:
+    """The project of each of these indices that exists (any project: callers check the owner)."""
+    if not index_ids:
+        return {}
+    rows = db.execute(select(Index.id, Index.project_id).where(Index.id.in_(sorted(set(index_ids)))))
+    return dict(rows.tuples().all())

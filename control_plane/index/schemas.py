@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from control_plane.wire import RequestModel, Timestamp, WireModel
+from shared.mapping import mapping_json_schema
 
 Language = Literal["en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv"]
+# A mapping is checked by the engine's rules (shared.mapping), which its JSON Schema states.
+Mapping = Annotated[dict[str, Any], WithJsonSchema(mapping_json_schema())]
 
 
 class IndexCreate(RequestModel):
@@ -16,7 +19,7 @@ class IndexCreate(RequestModel):
     shards: int = Field(default=1, ge=1, le=64)
     replicas: int = Field(default=1, ge=1, le=8)
     language: Language = "en"
-    mapping: dict[str, Any] | None = None
+    mapping: Mapping | None = None
 
 
 class IntegrationSettings(WireModel):
@@ -44,6 +47,7 @@ class IndexOut(WireModel):
     document_count: int
     status: Literal["ready", "reindexing"]
     integration: IntegrationOut | None
+    feed: FeedOut | None = Field(description="The data source as GET .../feed answers it, or null when there is none")
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -52,15 +56,18 @@ class IndexOut(WireModel):
     def _no_integration(cls, value: Any) -> Any:
         return value or None  # an empty record is no integration
 
+    @field_validator("feed", mode="before")
+    @classmethod
+    def _feed(cls, value: Any) -> Any:
+        return FeedOut.of(value) if isinstance(value, dict) and value else None
+
 
 class IndexList(WireModel):
     items: list[IndexOut]
     next_cursor: str | None
 
 
-class RangeIn(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
+class RangeIn(RequestModel):
     from_: float | str | None = Field(default=None, alias="from")
     to: float | str | None = None
     label: str
@@ -68,12 +75,15 @@ class RangeIn(BaseModel):
 
 class FacetIn(RequestModel):
     field: str = Field(min_length=1)
-    type: Literal["terms", "range"] = "terms"
+    type: Literal["terms", "range", "hierarchy"] = "terms"
     label: str | None = None
-    # terms facets only (default 10 and "count"); a range facet answers its ranges in their order
+    # terms and hierarchy facets (default 10 and "count"; a hierarchy's per level); a range facet
+    # answers its ranges in their order
     size: int | None = Field(default=None, ge=1, le=1000)
     sort: Literal["count", "alpha"] | None = None
     ranges: list[RangeIn] | None = None  # range facets only
+    separator: str | None = Field(default=None, min_length=1, max_length=10,
+                                  description='hierarchy facets only: what joins the levels of a path (" > ")')
 
 
 class FacetsIn(RequestModel):

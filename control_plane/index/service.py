@@ -12,14 +12,14 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.access import ProjectAccess
+from control_plane.access.tenancy import ProjectAccess
 from control_plane.db import isoformat, utcnow
-from control_plane.document import repository as documents
 from control_plane.index import feed_url, repository
 from control_plane.index.feed_fetch import AddressRefused, resolve
 from control_plane.index.models import Index
 from control_plane.index.schemas import FeedIn, IndexCreate, IntegrationIn
 from control_plane.org.repository import plan_of_project
+from control_plane.serving.follower import SyncState
 from control_plane.shard import MappingError, validate_mapping
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
@@ -59,6 +59,74 @@ def list_indices(db: Session, access: ProjectAccess, limit: int, cursor: str | N
     return rows[:limit], next_cursor
 
 
+# --------------------------------------------------------------------------- rows for the document domain and the task runner
+# (by id, no tenant: the caller already holds an index of the tenant's, or is the task runner)
+def all_indices(db: Session) -> list[Index]:
+    """Every index of every tenant (start-up and operator work, never a request)."""
+    return repository.all_indices(db)
+
+
+def sync_states(db: Session) -> list[SyncState]:
+    """What every index's replicas must hold (the serving processes' followers)."""
+    return repository.sync_states(db)
+
+
+def newest_index(db: Session) -> Index | None:
+    """The index created last, of any tenant (the status route's search probe)."""
+    return repository.newest_index(db)
+
+
+def index_by_id(db: Session, index_id: str) -> Index | None:
+    return repository.index_by_id(db, index_id)
+
+
+def detached_index(db: Session, index_id: str) -> Index | None:
+    """The index by id, detached from the session (kept across transactions)."""
+    return repository.detached_index(db, index_id)
+
+
+def locked_index(db: Session, index_id: str) -> Index | None:
+    """The index by id, its row locked until the transaction ends."""
+    return repository.locked_index(db, index_id)
+
+
+def touch_index(db: Session, index_id: str) -> None:
+    """Take the index row's lock (on SQLite the database's write lock) by moving ``updated_at``."""
+    repository.touch_index(db, index_id)
+
+
+def reserve_seqs(db: Session, index_id: str, count: int) -> int:
+    """Hand out ``count`` change sequence numbers; the last one (the index row stays locked)."""
+    return repository.reserve_seqs(db, index_id, count)
+
+
+def current_seq(db: Session, index_id: str) -> int:
+    return repository.current_seq(db, index_id)
+
+
+def set_flush_seq(db: Session, index_id: str, seq: int) -> None:
+    repository.set_flush_seq(db, index_id, seq)
+
+
+def set_document_count(db: Session, index_id: str, count: int) -> None:
+    repository.set_document_count(db, index_id, count)
+
+
+def start_build(db: Session, index_id: str, generation: int, *, upto: int, mapping: dict[str, Any],
+                session_id: str | None) -> None:
+    """The index is ``reindexing`` while ``generation`` is built up to ``upto`` (see the repository)."""
+    repository.start_build(db, index_id, generation, upto=upto, mapping=mapping, session_id=session_id)
+
+
+def indices_with_feed(db: Session) -> list[Index]:
+    return repository.indices_with_feed(db)
+
+
+def touch_merch(db: Session, index_id: str) -> None:
+    """Move the index's merchandising version (synonyms and rules are recompiled on next use)."""
+    repository.touch_merch(db, index_id)
+
+
 # --------------------------------------------------------------------------- mapping
 def normalize_mapping(mapping: Any, language: str, path: str = "mapping") -> dict[str, Any]:
     if mapping is None:
@@ -68,7 +136,7 @@ def normalize_mapping(mapping: Any, language: str, path: str = "mapping") -> dic
     out = {"idField": mapping.get("idField", "id"), "fields": mapping.get("fields", {})}
     for key in mapping:
         if key not in ("idField", "fields"):
-            out[key] = mapping[key]  # let the engine report unknown keys
+            out[key] = mapping[key]  # "dynamic"; the engine reports unknown keys
     try:
         validate_mapping(out, language)
     except MappingError as exc:
@@ -85,7 +153,9 @@ def create_index(db: Session, access: ProjectAccess, body: IndexCreate) -> Index
         raise forbidden("An index-scoped key cannot create indices")
     name = body.name
     language = body.language
-    mapping = normalize_mapping(body.mapping, language)
+    # without a mapping, the index infers one from the documents it receives
+    mapping = normalize_mapping(body.mapping, language) if body.mapping is not None else {
+        "idField": "id", "fields": {}, "dynamic": True}
     limits = plan_limits_for_project(db, access.project_id)
     if repository.count_indices(db, access.project_id) >= limits.max_indices_per_project:
         raise quota_exceeded(f"The {limits.plan} plan allows {limits.max_indices_per_project} indices per project")
@@ -116,8 +186,9 @@ def create_index(db: Session, access: ProjectAccess, body: IndexCreate) -> Index
 
 
 def delete_index(db: Session, index: Index) -> None:
+    """The index's tasks are canceled; every row stored under it (documents, replace sessions,
+    profiles, synonyms, rules, suggestions …) goes with its row (``ON DELETE CASCADE``)."""
     tasks.cancel_all_for_index(db, index.id)
-    documents.delete_index_rows(db, index.id)
     db.delete(index)
     db.flush()
 
@@ -141,6 +212,25 @@ def put_mapping(db: Session, access: ProjectAccess, index: Index, mapping_in: An
     return tasks.enqueue(
         db, project_id=index.project_id, index_id=index.id, type="mapping.update", payload={"mapping": mapping}
     )
+
+
+def add_inferred_fields(db: Session, index: Index, fields: dict[str, Any]) -> Task:
+    """Add ``fields`` (inferred from an upload's documents) to a dynamic index's mapping; the
+    ``mapping.update`` task that rebuilds the shards with them. The caller holds the index row's
+    lock and enqueues the upload's own task after this one.
+
+    When the last rebuild waiting for the index is an inferred one still enqueued, it is the one
+    returned: it builds with the mapping current when it starts (its payload holds none), so these
+    fields are in it (a started one is not; a later rebuild could build another mapping)."""
+    index.mapping = {**index.mapping, "fields": {**(index.mapping.get("fields") or {}), **fields}}
+    index.updated_at = utcnow()
+    db.flush()
+    rebuilds = tasks.active_tasks(db, index.id, (*tasks.REBUILD_TYPES, "replace.commit", "feed.sync"))
+    if rebuilds and rebuilds[-1].status == "enqueued" and rebuilds[-1].type == "mapping.update" \
+            and (rebuilds[-1].payload or {}).get("inferred"):
+        return rebuilds[-1]
+    return tasks.enqueue(db, project_id=index.project_id, index_id=index.id, type="mapping.update",
+                         payload={"inferred": True})
 
 
 def reindex(db: Session, index: Index) -> Task:
@@ -194,13 +284,16 @@ def validate_facets(index: Index, facets: list[dict[str, Any]]) -> list[dict[str
             errors.append({"path": f"facets.{i}.field", "message": f"field {name!r} is not facetable"})
         elif facet["type"] == "range" and spec.get("type") not in ("integer", "float", "date"):
             errors.append({"path": f"facets.{i}.type", "message": "a range facet needs a numeric or date field"})
+        elif facet["type"] == "hierarchy" and spec.get("type") not in ("keyword", "keyword[]"):
+            errors.append({"path": f"facets.{i}.type", "message": "a hierarchy facet needs a keyword or keyword[] field"})
         if name in seen:
             errors.append({"path": f"facets.{i}.field", "message": f"field {name!r} appears twice"})
         seen.add(name)
         if facet["type"] == "range" and not facet.get("ranges"):
             errors.append({"path": f"facets.{i}.ranges", "message": "a range facet needs ranges"})
         # settings the facet's type would ignore are refused, not stored
-        unused = ("size", "sort") if facet["type"] == "range" else ("ranges",)
+        unused = ("size", "sort", "separator") if facet["type"] == "range" else (
+            ("ranges",) if facet["type"] == "hierarchy" else ("ranges", "separator"))
         for key in unused:
             if facet.get(key) is not None:
                 errors.append({"path": f"facets.{i}.{key}", "message": f"a {facet['type']} facet has no {key}"})
@@ -209,6 +302,8 @@ def validate_facets(index: Index, facets: list[dict[str, Any]]) -> list[dict[str
             entry["ranges"] = facet.get("ranges") or []
         else:
             entry.update(size=facet.get("size") or 10, sort=facet.get("sort") or "count")
+        if facet["type"] == "hierarchy":
+            entry["separator"] = facet.get("separator") or " > "
         out.append(entry)
     if errors:
         raise validation("The facets are not valid", errors)
@@ -372,3 +467,8 @@ def _feed_uses(_db: Session, index: Any) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def projects_of(db: Session, index_ids: list[str]) -> dict[str, str]:
+    """Index id → project id for those of ``index_ids`` that exist (the caller compares owners)."""
+    return repository.projects_of(db, index_ids)

@@ -33,11 +33,13 @@ from control_plane.errors import error_response
 from control_plane.mcp import tools
 from control_plane.outages import unavailable, unavailable_part
 from control_plane.runtime import Runtime
-from shared.errors import ServiceError, forbidden
+from shared.errors import ServiceError, forbidden, validation
+from shared.jsonvalue import json_problem
 
 T = TypeVar("T")
 WRITE_TOOLS = frozenset({"upload_documents", "delete_documents"})
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+MAX_ARGUMENT_DEPTH = 10_000  # as REST bodies (control_plane.wire)
 
 IndexId = Annotated[str, Field(min_length=1, max_length=40, description="The index id (idx_…), from list_indices")]
 
@@ -90,6 +92,14 @@ def _unavailable(exc: Exception) -> ServiceError:
 
 class ShopsearchMCP(MCPServer):
     """The tools a caller may use: a read key is not offered the write tools."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The JSON checks of every REST body first: an integer outside 64 bits, NaN or an infinity
+        (``1e999``) is refused naming its path, before any tool counts or runs anything."""
+        problem = json_problem(arguments, MAX_ARGUMENT_DEPTH)
+        if problem is not None:
+            raise _tool_error(validation("The arguments hold a number that cannot be stored", [problem]))
+        return await super().call_tool(name, arguments, context)
 
     async def list_tools(self) -> list[Tool]:
         listed = await super().list_tools()
@@ -239,6 +249,6 @@ def install_mcp(app: FastAPI) -> None:
     runtime: Runtime = app.state.runtime
     server = build_server(runtime)
     endpoint = MCPEndpoint(runtime, server)
-    runtime.extras["mcp_check"] = endpoint.answers  # the status route's check
+    runtime.mcp_check = endpoint.answers  # the status route's check
     # POST only: a stateless server has no stream to open with GET and no session to DELETE (405)
     app.router.routes.append(Route("/mcp", endpoint, methods=["POST"], include_in_schema=False))

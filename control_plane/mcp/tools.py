@@ -13,26 +13,22 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from anyio import to_thread
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from control_plane.access import Principal, project_access
 from control_plane.db import session_scope
 from control_plane.document import service as documents
+from control_plane.door import service as door
 from control_plane.errors import validation_details
 from control_plane.index import service as indices
 from control_plane.index.schemas import IndexOut
 from control_plane.runtime import Runtime
 from control_plane.search.profile_query import SearchRequest
-from control_plane.search.quota import charge_search
-from control_plane.search.service import cached_for_key, resolve_secret, run_search
 from control_plane.suggestion.schemas import SuggestRequest
-from control_plane.suggestion.serving import loaded_for_index
-from control_plane.suggestion.serving import suggest as suggest_answer
 from control_plane.task import service as tasks
 from control_plane.task.schemas import TaskOut
-from shared.errors import ErrorCode, ServiceError, not_found, validation
+from shared.errors import ErrorCode, ServiceError, validation
 
 MAX_LIST = 100
 
@@ -68,13 +64,9 @@ def search_request(arguments: dict[str, Any]) -> SearchRequest:
 
 async def search(runtime: Runtime, principal: Principal, index_id: str, body: SearchRequest,
                  client_ip: str) -> dict[str, Any]:
-    """The secret route's search (saved profile, inline one or defaults; cached answers; quota)."""
-    project_id = _project(principal)
-    resolved = cached_for_key(runtime, principal, project_id, index_id, body)
-    if resolved is None:
-        resolved = await to_thread.run_sync(resolve_secret, runtime, principal, project_id, index_id, body)
-    charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip)
-    answer = await run_search(runtime, resolved, body, source="mcp")
+    """The secret route's search, through the same door (saved profile, inline one or defaults)."""
+    answer = await door.index_search(runtime, door.Caller.of(principal, client_ip), _project(principal), index_id,
+                                     body, source="mcp")
     return orjson.loads(answer)  # type: ignore[no-any-return]
 
 
@@ -89,15 +81,9 @@ def suggest_request(q: str, limit: int | None) -> SuggestRequest:
 async def suggest(runtime: Runtime, principal: Principal, index_id: str, body: SuggestRequest,
                   client_ip: str) -> dict[str, Any]:
     """The suggest-by-index route's answer (suggestions, and products when configured)."""
-    key = principal.key
-    assert key is not None
-    if key.index_id not in (None, index_id):
-        raise not_found("Index")
-    loaded = await loaded_for_index(runtime, index_id)
-    if loaded.project_id != key.project_id:
-        raise not_found("Index")
-    charge_search(runtime, loaded.project_id, loaded.searches_per_second, principal, client_ip)
-    return orjson.loads(await suggest_answer(runtime, loaded, body.q, body.limit, source="mcp"))  # type: ignore[no-any-return]
+    answer = await door.index_suggest(runtime, door.Caller.of(principal, client_ip), _project(principal), index_id,
+                                      body, source="mcp")
+    return orjson.loads(answer)  # type: ignore[no-any-return]
 
 
 def get_document(runtime: Runtime, principal: Principal, index_id: str, document_id: str) -> dict[str, Any]:

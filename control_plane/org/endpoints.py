@@ -1,18 +1,14 @@
-"""Organizations and members (spec 4.11, CONTRACT §2)."""
+"""Organizations and members (spec 4.11, CONTRACT §2); the plan change is the tenant's
+(``tenants.endpoints``), since every index of the organization follows it."""
 
 from __future__ import annotations
 
 from fastapi import Response
-from sqlalchemy import select
 
 from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
-from control_plane.db import after_commit
-from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_index_epoch
-from control_plane.index.models import Index
+from control_plane.deps import SessionDep
 from control_plane.org import service
-from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut, PlanIn
-from control_plane.project.models import Project
+from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut
 from control_plane.wire import COMMON_ERRORS, DEFAULT_LIMIT, Cursor, Limit, api_router, error_responses
 
 router = api_router(tags=["organizations"], responses=COMMON_ERRORS)
@@ -30,22 +26,6 @@ def list_orgs(principal: SignedIn, db: SessionDep, limit: Limit = DEFAULT_LIMIT,
 @router.get("/orgs/{org_id}", summary="Get an organization")
 def get_org(access: OrgMember, db: SessionDep) -> OrgOut:
     return OrgOut.model_validate(service.get_org(db, access.org_id, access.role))
-
-
-@router.put("/orgs/{org_id}/plan", summary="Change the organization's plan")
-def change_plan(body: PlanIn, access: OrgOwner, db: SessionDep, runtime: RuntimeDep) -> OrgOut:
-    forbid_impersonation(access.principal, "Changing the plan")
-    org = OrgOut.model_validate(service.change_plan(db, access.org_id, access.role, body.plan))
-    # searches resolve their plan's quota once per index epoch: move the epochs of the org's indices
-    index_ids = list(db.scalars(select(Index.id).join(Project, Project.id == Index.project_id)
-                                .where(Project.org_id == access.org_id)))
-
-    def move_epochs() -> None:
-        for index_id in index_ids:
-            bump_index_epoch(runtime.state, index_id)
-
-    after_commit(db, move_epochs)
-    return org
 
 
 @router.get("/orgs/{org_id}/members", summary="List members")

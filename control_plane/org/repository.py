@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from control_plane.auth.models import User
 from control_plane.org.models import Membership, Organization
 from control_plane.project.models import Project
+from control_plane.user.models import User
 from control_plane.wire import AnyRow, keyset_page
 
 
@@ -55,6 +55,12 @@ def list_members(
     )
 
 
+def owner_ids_locked(db: Session, org_id: str) -> list[str]:
+    """The organization's owners, row-locked on PostgreSQL so two changes can't remove the last one."""
+    stmt = select(Membership.user_id).where(Membership.org_id == org_id, Membership.role == "owner").with_for_update()
+    return list(db.scalars(stmt).all())
+
+
 def plan_of_project(db: Session, project_id: str) -> str | None:
     """The plan of the organization that holds the project."""
     return db.scalar(
@@ -69,3 +75,14 @@ def find_user_by_email(db: Session, email: str) -> User | None:
 def all_orgs(db: Session) -> Sequence[Organization]:
     """Every organization (operator CLI only)."""
     return db.scalars(select(Organization).order_by(Organization.created_at, Organization.id)).all()
+
+
+def member_role(db: Session, org_id: str, user_id: str) -> str | None:
+    """The user's role in the organization, or None when not a member."""
+    return db.scalar(select(Membership.role).where(Membership.org_id == org_id, Membership.user_id == user_id))
+
+
+def first_owned_org(db: Session, user_id: str) -> str | None:
+    """The id of the first organization the user owns, or None."""
+    return db.scalar(select(Membership.org_id).where(Membership.user_id == user_id, Membership.role == "owner")
+                     .order_by(Membership.created_at).limit(1))

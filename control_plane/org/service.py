@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from control_plane.auth.models import User
 from control_plane.org import repository
 from control_plane.org.models import Membership, Organization
+from control_plane.user.models import User
 from shared.errors import conflict, forbidden, not_found, validation
 from shared.ids import new_id
 from shared.plans import DEFAULT_PLAN, PLAN_NAMES, is_plan
@@ -75,6 +74,11 @@ def get_org(db: Session, org_id: str, role: str) -> OrgView:
     return _org_view(org, role)
 
 
+def first_owned_org(db: Session, user_id: str) -> str | None:
+    """The id of the first organization the user owns (the demo's tenant), or None."""
+    return repository.first_owned_org(db, user_id)
+
+
 def change_plan(db: Session, org_id: str, role: str, plan: str) -> OrgView:
     if not is_plan(plan):
         raise validation(f"Unknown plan {plan!r}", [{"path": "plan", "message": f"one of {', '.join(PLAN_NAMES)}"}])
@@ -99,12 +103,6 @@ def _check_grant(grantor_role: str, role: str) -> None:
         raise forbidden("Only an owner can grant the owner role")
 
 
-def _owner_ids_locked(db: Session, org_id: str) -> list[str]:
-    """The organization's owners, row-locked on PostgreSQL so two changes can't remove the last one."""
-    stmt = select(Membership.user_id).where(Membership.org_id == org_id, Membership.role == "owner").with_for_update()
-    return list(db.scalars(stmt).all())
-
-
 def add_member(db: Session, org_id: str, grantor_role: str, email: str, role: str) -> MemberView:
     _check_grant(grantor_role, role)
     user = repository.find_user_by_email(db, email)
@@ -124,7 +122,7 @@ def change_member_role(db: Session, org_id: str, grantor_role: str, user_id: str
     if row is None:
         raise not_found("Member")
     membership, user = row
-    if membership.role == "owner" and role != "owner" and _owner_ids_locked(db, org_id) == [user_id]:
+    if membership.role == "owner" and role != "owner" and repository.owner_ids_locked(db, org_id) == [user_id]:
         raise conflict("The last owner of an organization can't be demoted")
     membership.role = role
     db.flush()
@@ -135,7 +133,7 @@ def remove_member(db: Session, org_id: str, user_id: str) -> None:
     membership = repository.get_membership(db, org_id, user_id)
     if membership is None:
         raise not_found("Member")
-    if membership.role == "owner" and _owner_ids_locked(db, org_id) == [user_id]:
+    if membership.role == "owner" and repository.owner_ids_locked(db, org_id) == [user_id]:
         raise conflict("The last owner of an organization can't be removed")
     db.delete(membership)
     db.flush()

@@ -8,12 +8,11 @@ from fastapi import Response
 
 from control_plane.access import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
-from control_plane.epochs import bump_after_commit
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index
-from control_plane.profile import repository, service
+from control_plane.profile import service
 from control_plane.profile.schemas import ProfileCreate, ProfileList, ProfileOut
-from control_plane.wire import Cursor, Limit, api_router, decode_cursor, encode_cursor
+from control_plane.wire import Cursor, Limit, api_router
 
 router = api_router(tags=["profiles"])
 
@@ -29,10 +28,8 @@ def list_profiles(
     cursor: Cursor = None,
 ) -> Any:
     get_index(db, access, access.index_id)
-    after = decode_cursor(cursor)[0] if cursor else None
-    rows = repository.list_for_index(db, access.project_id, access.index_id, after, limit + 1)
-    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
-    return {"items": [service.to_out(p) for p in rows[:limit]], "nextCursor": next_cursor}
+    rows, next_cursor = service.list_page(db, access.project_id, access.index_id, limit, cursor)
+    return {"items": [service.to_out(p) for p in rows], "nextCursor": next_cursor}
 
 
 @router.post(BASE, status_code=201, summary="Create a search profile", response_model=ProfileOut)
@@ -58,7 +55,7 @@ def update_profile(
     profile = service.update(db, access.project_id, index.id, index.mapping, profile_id, body)
     index_id = index.id
     # after the commit: a search resolving in between must read the new settings under the new epoch
-    bump_after_commit(db, runtime.state, index_id)
+    runtime.epochs.bump_after_commit(db, index_id)
     return service.to_out(profile)
 
 
@@ -67,5 +64,5 @@ def delete_profile(profile_id: str, access: IndexWrite, db: SessionDep, runtime:
     get_index(db, access, access.index_id)
     service.delete(db, access.project_id, access.index_id, profile_id)
     index_id = access.index_id
-    bump_after_commit(db, runtime.state, index_id)  # see update_profile
+    runtime.epochs.bump_after_commit(db, index_id)  # see update_profile
     return Response(status_code=204)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -11,6 +13,11 @@ def list_for_index(db: Session, project_id: str, index_id: str, after: str | Non
     if after:
         query = query.where(Profile.id > after)
     return list(db.scalars(query.order_by(Profile.id).limit(limit)))
+
+
+def all_for_index(db: Session, index_id: str) -> Sequence[Profile]:
+    """Every profile of the index (the usage registry)."""
+    return db.scalars(select(Profile).where(Profile.index_id == index_id)).all()
 
 
 def get(db: Session, project_id: str, index_id: str, profile_id: str) -> Profile | None:
@@ -35,3 +42,13 @@ def by_key(db: Session, profile_key: str, *, index_id: str | None = None) -> Pro
 
 def index_id_of_key(db: Session, profile_key: str) -> str | None:
     return db.scalar(select(Profile.index_id).where(Profile.profile_key == profile_key))
+
+
+def project_of_key(db: Session, profile_key: str) -> str | None:
+    """The project behind a storefront profile handle."""
+    return db.scalar(select(Profile.project_id).where(Profile.profile_key == profile_key))
+
+
+def exists_under(db: Session, project_id: str, index_id: str | None, profile_id: str) -> bool:
+    row = db.get(Profile, profile_id)
+    return row is not None and row.project_id == project_id and row.index_id == index_id

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from control_plane.wire import Filter, RequestModel
 
-class Camel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+class Camel(RequestModel):
+    """Profile settings, as request bodies take them (strict, no unknown fields)."""
 
 
 class QueryField(Camel):
@@ -42,7 +44,7 @@ class ProfileSettings(Camel):
     query_fields: dict[str, QueryField] = Field(default_factory=dict)
     operator: Literal["and", "or"] = "and"
     typo_tolerance: TypoTolerance = Field(default_factory=TypoTolerance)
-    filters: dict[str, Any] | None = None
+    filters: Filter | None = None
     facets: list[str] | None = None
     # fields public-key (storefront) requests may filter on besides ``facets``; unset: the retrieved ones
     filter_fields: list[str] | None = None
@@ -86,7 +88,7 @@ class InlineProfile(ProfileSettings, ReadOnlyFields):
 
 
 class ProfileOut(ProfileSettings):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=False)
 
     id: str
     profile_key: str

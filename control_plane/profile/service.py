@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from control_plane.db import isoformat, utcnow
@@ -15,6 +14,7 @@ from control_plane.profile.models import Profile
 from control_plane.profile.schemas import InlineProfile, ProfileCreate, ProfileOut, ProfileSettings
 from control_plane.profile.validation import profile_field_uses, validate_profile
 from control_plane.usage import register_usage_provider
+from control_plane.wire import decode_cursor, encode_cursor
 from shared.errors import conflict, not_found
 from shared.ids import new_handle, new_id
 
@@ -104,7 +104,7 @@ def profile_uses(db: Session, index: Any) -> list[dict[str, Any]]:
     """Every field use of the index's profiles, for the usage registry (kind ``profile``)."""
     fields = (index.mapping or {}).get("fields") or {}
     uses: list[dict[str, Any]] = []
-    for profile in db.scalars(select(Profile).where(Profile.index_id == index.id)):
+    for profile in repository.all_for_index(db, index.id):
         for field, path, capability in profile_field_uses(settings_of(profile)):
             needs: str | None = capability if capability in _FLAG_NEEDS else None
             if capability == "filterable":
@@ -114,3 +114,11 @@ def profile_uses(db: Session, index: Any) -> list[dict[str, Any]]:
                  "needs": needs}
             )
     return uses
+
+
+def list_page(db: Session, project_id: str, index_id: str, limit: int, cursor: str | None) -> tuple[list[Profile], str | None]:
+    """One page of the index's Profile rows, and the cursor of the next page."""
+    after = decode_cursor(cursor)[0] if cursor else None
+    rows = repository.list_for_index(db, project_id, index_id, after, limit + 1)
+    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from control_plane.profile.schemas import ProfileSettings
-from control_plane.search.limits import MAX_FACETS, filter_faults
 from shared.errors import ErrorCode, ServiceError
+from shared.limits import MAX_FACETS, filter_faults
 
 NUMERIC = {"integer", "float"}
 TEXTUAL = {"text", "keyword", "keyword[]"}

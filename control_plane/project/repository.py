@@ -34,3 +34,17 @@ def name_taken(db: Session, org_id: str, name: str) -> bool:
 
 def projects_of(db: Session, org_id: str) -> Sequence[Project]:
     return db.scalars(select(Project).where(Project.org_id == org_id).order_by(Project.created_at, Project.id)).all()
+
+
+def every_project(db: Session, org_id: str | None = None) -> Sequence[Project]:
+    """Operators: the projects of every organization (or of ``org_id``), oldest first."""
+    stmt = select(Project).order_by(Project.created_at, Project.id)
+    if org_id is not None:
+        stmt = stmt.where(Project.org_id == org_id)
+    return db.scalars(stmt).all()
+
+
+def org_of(db: Session, project_id: str) -> str | None:
+    """The organization holding the project, or None when there is no such project."""
+    project = db.get(Project, project_id)
+    return None if project is None else project.org_id

@@ -1,12 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import StringConstraints
-
-from control_plane.wire import RequestModel, Timestamp, WireModel
-
-ProjectName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+from control_plane.wire import RequestModel, Timestamp, TrimmedName, WireModel
 
 
 class ProjectOut(WireModel):
@@ -22,4 +16,4 @@ class ProjectList(WireModel):
 
 
 class ProjectIn(RequestModel):
-    name: ProjectName
+    name: TrimmedName

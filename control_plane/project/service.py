@@ -40,5 +40,10 @@ def get_project(db: Session, org_id: str, project_id: str) -> Project:
     return project
 
 
+def exists(db: Session, project_id: str) -> bool:
+    """Whether the project exists, in any organization (operator commands)."""
+    return repository.org_of(db, project_id) is not None
+
+
 def projects_of(db: Session, org_id: str) -> Sequence[Project]:
     return repository.projects_of(db, org_id)

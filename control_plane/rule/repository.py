@@ -31,3 +31,8 @@ def shift(db: Session, index_id: str, start: int, stop: int | None, by: int) -> 
     if stop is not None:
         condition.append(Rule.position <= stop)
     db.execute(update(Rule).where(*condition).values(position=Rule.position + by))
+
+
+def exists_under(db: Session, project_id: str, index_id: str | None, rule_id: str) -> bool:
+    row = db.get(Rule, rule_id)
+    return row is not None and row.project_id == project_id and row.index_id == index_id

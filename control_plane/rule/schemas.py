@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from control_plane.wire import RequestModel
+from control_plane.wire import Filter, JsonDateTime, RequestModel
 
 MAX_CONDITIONS = 25
 MAX_PINS = 50
@@ -31,10 +30,8 @@ class Condition(RequestModel):
 class Window(RequestModel):
     """A validity window; ``from`` inclusive, ``until`` exclusive, either open when left out."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    from_: datetime | None = Field(None, alias="from")
-    until: datetime | None = None
+    from_: JsonDateTime | None = Field(None, alias="from")
+    until: JsonDateTime | None = None
 
 
 class Pin(RequestModel):
@@ -43,12 +40,12 @@ class Pin(RequestModel):
 
 
 class Boost(RequestModel):
-    filters: dict[str, Any]
+    filters: Filter
     weight: float = Field(1.0, gt=0, le=100, description="score x (1 + weight) for matching documents")
 
 
 class Bury(RequestModel):
-    filters: dict[str, Any]
+    filters: Filter
     weight: float = Field(0.5, gt=0, le=1, description="score x (1 - weight): 1 sinks them below everything")
 
 
@@ -57,7 +54,7 @@ class Consequence(RequestModel):
     hide: list[str] = Field(default_factory=list, max_length=MAX_HIDDEN)
     boost: list[Boost] = Field(default_factory=list, max_length=MAX_BOOSTS)
     bury: list[Bury] = Field(default_factory=list, max_length=MAX_BOOSTS)
-    add_filters: dict[str, Any] | None = None
+    add_filters: Filter | None = None
     replace_query: str | None = Field(None, max_length=512)
     redirect: str | None = Field(None, max_length=2000)
     user_data: dict[str, Any] | None = None
@@ -68,7 +65,7 @@ class RuleIn(RequestModel):
     enabled: bool = True
     position: int | None = Field(None, ge=1, description="1-based; left out: after the last rule")
     conditions: list[Condition] = Field(default_factory=list, max_length=MAX_CONDITIONS)
-    filters: dict[str, Any] | None = Field(None, description="The search's filters must hold these values")
+    filters: Filter | None = Field(None, description="The search's filters must hold these values")
     validity: list[Window] = Field(default_factory=list, max_length=MAX_WINDOWS)
     consequence: Consequence
     id: str | None = Field(None, exclude=True, description=_READ_ONLY)
@@ -84,7 +81,7 @@ class RuleTest(RequestModel):
     """Try the saved rules (and ``rule``, an unsaved one, at its position) on a query."""
 
     q: str = Field("", max_length=512)
-    filters: dict[str, Any] | None = None
+    filters: Filter | None = None
     rule: RuleIn | None = None
     profile_key: str | None = Field(None, max_length=100)
     page: int = Field(1, ge=1, le=1000)
@@ -110,7 +107,7 @@ class RuleList(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     items: list[RuleOut]
-    next_cursor: str | None = None
+    next_cursor: str | None
 
 
 class MatchedRule(BaseModel):

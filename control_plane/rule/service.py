@@ -19,6 +19,7 @@ from control_plane.rule.models import Rule
 from control_plane.rule.schemas import RuleIn
 from control_plane.rule.validation import rule_filter_uses, validate_rule
 from control_plane.usage import register_usage_provider
+from control_plane.wire import decode_int_cursor, encode_cursor
 from shared.errors import not_found, validation
 from shared.ids import new_id
 
@@ -129,3 +130,11 @@ def rule_uses(db: Session, index: Any) -> list[dict[str, Any]]:
             uses.append({"field": field, "kind": "rule", "id": rule.id, "name": rule.name, "path": path,
                          "needs": "filterable"})
     return uses
+
+
+def list_page(db: Session, project_id: str, index_id: str, limit: int, cursor: str | None) -> tuple[list[Rule], str | None]:
+    """One page of the index's Rule rows, and the cursor of the next page."""
+    after = decode_int_cursor(cursor) if cursor else 0
+    rows = repository.list_for_index(db, project_id, index_id, after, limit + 1)
+    next_cursor = encode_cursor(str(rows[limit - 1].position)) if len(rows) > limit else None
+    return rows[:limit], next_cursor

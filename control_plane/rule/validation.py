@@ -2,18 +2,43 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import orjson
 
 from control_plane.profile.validation import capability_problem
 from control_plane.rule.schemas import MAX_USER_DATA_BYTES, RuleIn
-from control_plane.search.limits import filter_faults
 from shared.errors import validation
 from shared.jsonvalue import json_problem
+from shared.limits import filter_faults
 from shared.text import atoms
 
 MAX_USER_DATA_DEPTH = 32  # containers in a rule's userData (orjson stops at 255)
+
+
+def _plain(text: str, space: bool = False) -> bool:
+    """No whitespace, control characters or backslashes: browsers drop or rewrite them in URLs
+    (``/\\evil.example`` and ``/<tab>/evil.example`` both lead to another site)."""
+    return not any((c.isspace() and not (space and c == " ")) or c == "\\" or unicodedata.category(c) in ("Cc", "Cf")
+                   for c in text)
+
+
+def safe_redirect(url: str) -> bool:
+    """A redirect a shop page can follow without leaving for a site the merchant did not name: an
+    absolute http(s) URL with a host and no user part, or a path of the shop's own site; checked
+    as written and percent-decoded (``/%09/evil.example``)."""
+    decoded = unquote(url)
+    if not (_plain(url) and _plain(decoded, space=True)):  # (an encoded space is a space in a name)
+        return False
+    if url.startswith("/"):
+        return not (url.startswith("//") or decoded.startswith("//"))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and "@" not in parts.netloc
 
 
 def filter_fields(filters: Any, path: str) -> list[tuple[str, str]]:
@@ -84,10 +109,9 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
         faults.append({"path": "consequence.pin", "message": "a document is pinned twice"})
     if consequence.replace_query is not None and not consequence.replace_query.strip():
         faults.append({"path": "consequence.replaceQuery", "message": "must not be empty"})
-    redirect = consequence.redirect
-    if redirect is not None and not (redirect.startswith(("https://", "http://", "/")) and not redirect.startswith("//")
-                                     and not any(c.isspace() for c in redirect)):
-        faults.append({"path": "consequence.redirect", "message": "an http(s) URL or a path starting with /"})
+    if consequence.redirect is not None and not safe_redirect(consequence.redirect):
+        faults.append({"path": "consequence.redirect",
+                       "message": "an http(s) URL, or a path of this site starting with a single /"})
     if consequence.user_data is not None:
         # what orjson cannot encode (integers beyond 64 bits, deep nesting) is refused before it is sized
         unstorable = json_problem(consequence.user_data, MAX_USER_DATA_DEPTH, "consequence.userData")

@@ -1,20 +1,19 @@
 """The answer cache: popular queries cost almost nothing, and no stale answer survives a change.
 
 Keys hold the index's epoch (bumped when shards reflect a task or configuration changes, see
-``control_plane.epochs``), the resolved profile version and the normalized request.
+``control_plane.state.epochs``), the resolved profile version and the normalized request.
 
 Each serving process keeps its own cache in memory. Several processes of one machine without Redis
 (``serve --workers N`` on the embedded default) also pass each other what they computed through the
-machine's state file (:class:`SharedAnswers`): a connection's requests land on one process, so
-without it every popular query was computed once per process (measured on the search bench's real
-query mix with 2 processes: 5,040 computations where 3,687 distinct requests needed computing).
+shared state (:attr:`control_plane.state.SharedState.answers`): a connection's requests land on one
+process, so without it every popular query was computed once per process (measured on the search
+bench's real query mix with 2 processes: 5,040 computations where 3,687 distinct requests needed
+computing).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -22,51 +21,7 @@ from typing import Any
 
 import orjson
 
-from control_plane.statefile import StateFile
-
-log = logging.getLogger(__name__)
-
-
-class SharedAnswers:
-    """Computed answers in the machine's :class:`StateFile`, for every serving process.
-
-    A read is one primary-key lookup (~10-20 us), a write one small transaction (no fsync); both
-    count as a miss on any SQLite error (a locked file must not fail a search). At most
-    ``max_entries`` are kept: every ``SWEEP_EVERY`` writes, expired rows and the oldest beyond it go."""
-
-    SWEEP_EVERY = 256
-
-    def __init__(self, file: StateFile, max_entries: int = 20_000, ttl_seconds: float = 300.0) -> None:
-        self.file = file
-        self.max_entries = max_entries
-        self.ttl = ttl_seconds
-        self._writes = 0
-
-    def get(self, key: bytes) -> tuple[bytes, int] | None:
-        try:
-            row = self.file.connection().execute(
-                "SELECT body, total FROM answers WHERE key = ? AND expires >= ?", (key, time.time())).fetchone()
-        except sqlite3.Error as exc:
-            log.debug("shared answer not read: %r", exc)
-            return None
-        return None if row is None else (bytes(row[0]), int(row[1]))
-
-    def put(self, key: bytes, body: bytes, total: int) -> None:
-        try:
-            with self.file.connection() as db:
-                db.execute("INSERT OR REPLACE INTO answers (key, total, body, expires) VALUES (?, ?, ?, ?)",
-                           (key, total, body, time.time() + self.ttl))
-            self._writes += 1
-            if self._writes % self.SWEEP_EVERY == 0:
-                self.sweep()
-        except sqlite3.Error as exc:
-            log.debug("shared answer not written: %r", exc)
-
-    def sweep(self) -> None:
-        with self.file.connection() as db:
-            db.execute("DELETE FROM answers WHERE expires < ?", (time.time(),))
-            db.execute("DELETE FROM answers WHERE key IN "
-                       "(SELECT key FROM answers ORDER BY expires DESC LIMIT -1 OFFSET ?)", (self.max_entries,))
+from control_plane.state import SharedAnswers
 
 
 class AnswerCache:

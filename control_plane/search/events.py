@@ -36,7 +36,6 @@ class SearchEvents:
         self.emitted += 1
 
     def start(self) -> None:
-        self._stop.clear()  # a runtime started again after a stop (a second TestClient) records again
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="search-events", daemon=True)
             self._thread.start()

@@ -1,4 +1,4 @@
-"""What a storefront request made with a public key may touch (README "Storefront exposure").
+"""What a storefront request made with a public key may touch (docs/api.md "Storefront exposure").
 
 A public key is in every shop page, so a shopper can send any filter or facet. A field the profile
 doesn't show must not be narrowed down by filtering or counted by faceting (a hidden ``cost``

@@ -3,34 +3,83 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from control_plane.profile.schemas import ProfileSettings
-from control_plane.search.limits import MAX_QUERY_CHARS, check_request
+from control_plane.search.facet_values import FacetValuesAsk
+from control_plane.wire import Filter, RequestModel, documented_as
 from shared.contract import Answer, Boost, Facet, FacetRange, FieldWeight, Query, SortKey, Typo
 from shared.errors import ErrorCode, ServiceError
+from shared.limits import (
+    MAX_FACETS,
+    MAX_MULTI_QUERIES,
+    MAX_QUERY_CHARS,
+    MAX_QUERY_WORDS,
+    MAX_RESULT_WINDOW,
+    check_request,
+)
+
+FacetType = Literal["terms", "range", "hierarchy", "values"]
+# An inline profile stays a dict until the search validates it (PROFILE_INVALID, paths relative to it).
+InlineProfileBody = Annotated[dict[str, Any], documented_as("InlineProfile", {"type": "object"})]
 
 
-class SearchRequest(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    q: str = Field("", max_length=MAX_QUERY_CHARS)
-    filters: dict[str, Any] | None = None
-    facets: list[str] | None = None
-    sort: str | None = Field(None, max_length=100)
-    page: int = Field(1, ge=1, le=1000)
-    per_page: int | None = Field(None, ge=1, le=100)
-    profile_key: str | None = Field(None, max_length=100)
-    profile: dict[str, Any] | None = None
+class StorefrontSearchRequest(RequestModel):
+    """The body of a storefront search: its profile is the path's."""
+
+    q: str = Field("", max_length=MAX_QUERY_CHARS, description=f"Plain text, at most {MAX_QUERY_WORDS} words")
+    filters: Filter | None = None
+    # bounds checked by limits.check_request (a detail naming the limit), stated here
+    facets: list[str] | None = Field(None, json_schema_extra={"maxItems": MAX_FACETS, "uniqueItems": True},
+                                     description="Fields of the profile's facets to count")
+    sort: str | None = Field(None, max_length=100, description="The `key` of one of the profile's `sortOptions`")
+    page: int = Field(1, ge=1, le=MAX_RESULT_WINDOW, description=f"1-based; `page` × `perPage` at most "
+                          f"{MAX_RESULT_WINDOW}")
+    per_page: int | None = Field(None, ge=0, le=100,
+                                 description="Left out: the profile's; 0: facets and total only, no hits")
     user_token: str | None = Field(None, max_length=200)
+
+    def for_search(self) -> SearchRequest:
+        return SearchRequest.model_construct(self.model_fields_set, **dict(self))
+
+    def page_size(self, settings: ProfileSettings) -> int:
+        return settings.per_page if self.per_page is None else self.per_page
+
+
+class SearchRequest(StorefrontSearchRequest):
+    """The body of the secret search: a saved profile by `profileKey`, an inline `profile`, or neither
+    (the index's default settings)."""
+
+    profile_key: str | None = Field(None, max_length=100)
+    profile: InlineProfileBody | None = None
+
+
+class MultiQuery(StorefrontSearchRequest):
+    """One query of a multi-search: a storefront search body naming its profile, or a facet value
+    search (``facetValues``) over that search."""
+
+    profile_key: str = Field(min_length=1, max_length=100)
+    facet_values: FacetValuesAsk | None = Field(
+        None, description="A facet value search: the facet's values matching `facetValues.q`, counted over `q` "
+                          "and `filters`")
+
+    def search_request(self) -> SearchRequest:
+        fields = {name: getattr(self, name) for name in StorefrontSearchRequest.model_fields}
+        if self.facet_values is not None:
+            fields.update(per_page=0, facets=[self.facet_values.field])
+        return SearchRequest.model_construct(**fields)
+
+
+class MultiSearchRequest(RequestModel):
+    queries: list[MultiQuery] = Field(min_length=1, max_length=MAX_MULTI_QUERIES)
 
 
 def check_limits(settings: ProfileSettings, request: SearchRequest) -> None:
-    """400 when the request asks for more work than :mod:`control_plane.search.limits` allows."""
-    check_request(request.q, request.filters, request.facets, request.page, request.per_page or settings.per_page)
+    """400 when the request asks for more work than :mod:`shared.limits` allows."""
+    check_request(request.q, request.filters, request.facets, request.page, request.page_size(settings))
 
 
 def combined_filters(profile_filters: dict[str, Any] | None, request_filters: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -63,12 +112,27 @@ def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | No
     )
 
 
-def _facet(definition: dict[str, Any]) -> Facet:
-    """An index's facet configuration (CONTRACT §3) as the engine takes it."""
+def _facet(definition: dict[str, Any], filters: dict[str, Any] | None) -> Facet:
+    """An index's facet configuration (CONTRACT §3) as the engine takes it. A category tree counts
+    level 0 and the children of every path the search filters the field on, down to it."""
     ranges = tuple(FacetRange(r.get("from"), r.get("to"), r.get("label")) for r in definition.get("ranges") or ())
     size = definition.get("size")
-    return Facet(definition["field"], type=definition.get("type") or "terms", size=10 if size is None else int(size),
-                 sort=definition.get("sort") or "count", ranges=ranges)
+    kind = definition.get("type") or "terms"
+    expand: tuple[str, ...] = ()
+    separator = definition.get("separator") or " > "
+    if kind == "hierarchy":
+        refined = (filters or {}).get(definition["field"])
+        paths = [v for v in (refined if isinstance(refined, list) else [refined]) if isinstance(v, str)]
+        expand = tuple(sorted({separator.join(p.split(separator)[: i + 1]) for p in paths
+                               for i in range(p.count(separator) + 1)}))
+    return Facet(definition["field"], type=cast(FacetType, kind), size=10 if size is None else int(size),
+                 sort=definition.get("sort") or "count", ranges=ranges, separator=separator, expand=expand)
+
+
+def hierarchies(index_facets: list[dict[str, Any]]) -> dict[str, str] | None:
+    """The index's fields of paths (field -> separator): their filters match a path and below."""
+    found = {f["field"]: f.get("separator") or " > " for f in index_facets if f.get("type") == "hierarchy"}
+    return found or None
 
 
 def facet_definitions(
@@ -87,7 +151,7 @@ def facet_definitions(
                 [{"path": f"facets.{i}", "message": f"{name}: field is not facetable"}],
             )
         definition = configured.get(name)
-        out.append(Facet(name) if definition is None else _facet(definition))
+        out.append(Facet(name) if definition is None else _facet(definition, request.filters))
     return tuple(out)
 
 
@@ -111,7 +175,7 @@ def engine_query(
     timeout_ms: float | None = None,
 ) -> tuple[Query, AnswerFacts]:
     """The engine query and the paging/sort facts the answer echoes."""
-    per_page = request.per_page or settings.per_page
+    per_page = request.page_size(settings)
     sort_key, sort = sort_spec(settings, request.sort)
     facets = facet_definitions(settings, request, index_facets, mapping)
     typo = settings.typo_tolerance
@@ -133,6 +197,7 @@ def engine_query(
         synonyms=synonyms if synonyms and settings.synonyms else None,
         timeout_ms=timeout_ms,
         distinct=settings.distinct,
+        hierarchies=hierarchies(index_facets),
     )
     return query, AnswerFacts(request.page, per_page, sort_key, facets)
 
@@ -142,6 +207,9 @@ def format_facets(raw: dict[str, Any], facets: tuple[Facet, ...]) -> dict[str, A
     for facet in facets:
         name = facet.field
         counts = raw.get(name)
+        if facet.type == "hierarchy":
+            out[name] = tree(counts if isinstance(counts, dict) else {}, facet)
+            continue
         if facet.type == "range":
             values = counts if isinstance(counts, list) else [0] * len(facet.ranges)
             out[name] = [
@@ -156,6 +224,34 @@ def format_facets(raw: dict[str, Any], facets: tuple[Facet, ...]) -> dict[str, A
             items.sort(key=lambda kv: (-int(kv[1]), str(kv[0])))
         out[name] = [{"value": v, "count": int(c)} for v, c in items[: facet.size or 10]]
     return out
+
+
+def _ordered(items: list[tuple[str, int]], facet: Facet, keep: set[str] | frozenset[str] = frozenset()
+             ) -> list[tuple[str, int]]:
+    """``size`` values in the facet's order, and any of ``keep`` (a refined path) even past it."""
+    if facet.sort == "alpha":
+        items.sort(key=lambda kv: str(kv[0]).lower())
+    else:
+        items.sort(key=lambda kv: (-int(kv[1]), str(kv[0])))
+    size = facet.size or 10
+    return items[:size] + [kv for kv in items[size:] if kv[0] in keep]
+
+
+def tree(counts: dict[str, int], facet: Facet) -> list[dict[str, Any]]:
+    """``{path: count}`` as nodes ``{value, path, level, count, children}``: level 0, and below every
+    path of ``facet.expand`` its children (``size`` and ``sort`` apply per level)."""
+    sep = facet.separator
+    children: dict[str, list[tuple[str, int]]] = {}
+    for path, count in counts.items():
+        children.setdefault(path.rpartition(sep)[0] if sep in path else "", []).append((path, count))
+    expanded = set(facet.expand)
+
+    def nodes(parent: str, level: int) -> list[dict[str, Any]]:
+        return [{"value": path.rpartition(sep)[2] if sep in path else path, "path": path, "level": level,
+                 "count": int(count), "children": nodes(path, level + 1) if path in expanded else []}
+                for path, count in _ordered(children.get(parent, []), facet, expanded)]
+
+    return nodes("", 0)
 
 
 def format_answer(answer: Answer, facts: AnswerFacts) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Profile-based search, shared by the secret route (by index id) and the storefront (by profile key).
 
 The hot path stays off the database: the storefront's profile and index are cached per process and
-revalidated against the index epoch (``control_plane.epochs``) on every request; answers are
+revalidated against the index epoch (``control_plane.state.epochs``) on every request; answers are
 cached under the same epoch, so a change anywhere — documents applied, profile or facets edited,
 a generation swapped — retires every cached answer of that index at once.
 """
@@ -16,13 +16,12 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+import msgspec
 import orjson
 from anyio import to_thread
 from sqlalchemy.orm import Session
 
 from control_plane.access import Principal, project_access
-from control_plane.analytics.query_ids import query_ids
-from control_plane.epochs import index_epoch, uncached_epoch
 from control_plane.index import repository as indices
 from control_plane.index.models import Index
 from control_plane.index.service import get_index, plan_limits_for_project
@@ -33,14 +32,16 @@ from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
 from control_plane.rule.matching import NO_EFFECTS, Effects, RuleSet, effects_of
 from control_plane.runtime import Runtime
-from control_plane.search.cache import AnswerCache, SharedAnswers
+from control_plane.search.cache import AnswerCache
 from control_plane.search.events import SearchEvents
+from control_plane.search.facet_values import FacetValuesAsk, highlighted, typed_words
 from control_plane.search.merchandising import EMPTY, Merch, MerchCache, search_with_pins, shaped_query
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
 from control_plane.shard import search_serving, shard_bridge
-from control_plane.statefile import state_file
-from shared.contract import Answer, Query, ShardSpec
+from control_plane.state import uncached_epoch
+from shared.contract import Answer, Facet, Query, ShardSpec
 from shared.errors import not_found
+from shared.text import query_text
 
 
 @dataclass(frozen=True)
@@ -84,31 +85,20 @@ class SearchRuntime:
     Storefront handles and secret-route resolutions live apart: a handle comes from a URL, so it
     must never be able to name a secret-route entry (which carries no profile restrictions)."""
 
-    def __init__(self, shared_answers: SharedAnswers | None = None) -> None:
-        self.answers = AnswerCache(shared=shared_answers)
+    def __init__(self, answers: AnswerCache) -> None:
+        self.answers = answers
         self.merch = MerchCache()  # compiled synonyms and rules per index
         self.events = SearchEvents()
         self.storefront = Resolutions()  # by profile handle
         self.secret = Resolutions()  # by (index id, profile key or None)
 
 
-def search_runtime(runtime: Runtime) -> SearchRuntime:
-    state = runtime.extras.get("search")
-    if state is None:
-        settings = runtime.settings
-        # several processes without Redis pass each other computed answers through the state file
-        shared = (SharedAnswers(state_file(settings.data_dir))
-                  if settings.serving_processes > 1 and not settings.redis_url else None)
-        state = runtime.extras["search"] = SearchRuntime(shared)
-    return state  # type: ignore[no-any-return]
-
-
 def start_search(runtime: Runtime) -> None:
-    search_runtime(runtime).events.start()
+    runtime.search.events.start()
 
 
 def stop_search(runtime: Runtime) -> None:
-    search_runtime(runtime).events.stop()
+    runtime.search.events.stop()
 
 
 # --------------------------------------------------------------------------- resolving
@@ -124,7 +114,7 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Reso
             index_id = profiles.index_id_of_key(db, profile_key)
         if index_id is None:
             return None
-        epoch = index_epoch(runtime.state, index_id)
+        epoch = runtime.epochs.current(index_id)
     with runtime.sessions() as db:
         profile = profiles.by_key(db, profile_key)
         if profile is None:
@@ -139,17 +129,17 @@ def _load_profile(runtime: Runtime, profile_key: str, epoch: int | None) -> Reso
             profile_version=profile.updated_at.isoformat(),
             epoch=epoch,
             searches_per_second=_searches_per_second(db, index.project_id),
-            merch=search_runtime(runtime).merch.of(db, index),
+            merch=runtime.search.merch.of(db, index),
         )
 
 
 async def resolve_storefront(runtime: Runtime, profile_key: str) -> Resolved:
     """The profile behind a storefront handle (404 when unknown), cached until its index's epoch moves."""
-    state = search_runtime(runtime)
+    state = runtime.search
     cached = state.storefront.get(profile_key)
     epoch = None
     if cached is not None:
-        epoch = index_epoch(runtime.state, cached.index.id)
+        epoch = runtime.epochs.current(cached.index.id)
         if epoch == cached.epoch:
             return cached
     try:
@@ -185,12 +175,12 @@ def cached_for_key(runtime: Runtime, principal: Principal, project_id: str, inde
     if principal.key.index_id not in (None, index_id):
         return None
     key = _secret_cache_key(index_id, body)
-    cached = search_runtime(runtime).secret.get(key) if key is not None else None
+    cached = runtime.search.secret.get(key) if key is not None else None
     if cached is None or cached.project_id != project_id:
         return None
     if any_epoch:  # the database is down: the last resolution, under the index's current epoch
-        return replace(cached, epoch=index_epoch(runtime.state, index_id))
-    return cached if cached.epoch == index_epoch(runtime.state, index_id) else None
+        return replace(cached, epoch=runtime.epochs.current(index_id))
+    return cached if cached.epoch == runtime.epochs.current(index_id) else None
 
 
 def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, index_id: str,
@@ -198,12 +188,12 @@ def resolve_secret(runtime: Runtime, principal: Principal, project_id: str, inde
     """Access rules (label "index read") and resolution through the database (thread pool)."""
     with runtime.sessions() as db:
         access = project_access(db, principal, project_id, write=False)
-        epoch = index_epoch(runtime.state, index_id)  # before reading: a change after it re-resolves
+        epoch = runtime.epochs.current(index_id)  # before reading: a change after it re-resolves
         resolved = resolve_for_index(runtime, db, get_index(db, access, index_id), body)
     resolved = replace(resolved, epoch=epoch)
     key = _secret_cache_key(index_id, body)
     if key is not None:
-        search_runtime(runtime).secret.put(key, resolved)
+        runtime.search.secret.put(key, resolved)
     return resolved
 
 
@@ -224,23 +214,15 @@ def resolve_for_index(runtime: Runtime, db: Session, index: Index, body: SearchR
         version = "inline:" + orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS).decode()
     else:
         settings = default_settings(mapping, list(index.facets or []))
-    epoch = index_epoch(runtime.state, index.id)
+    epoch = runtime.epochs.current(index.id)
     searches_per_second = _searches_per_second(db, index.project_id)
-    merch = search_runtime(runtime).merch.of(db, index)
+    merch = runtime.search.merch.of(db, index)
     db.expunge(index)
     return Resolved(index=index, settings=settings, profile_id=profile_id, profile_version=version, epoch=epoch,
                     searches_per_second=searches_per_second, merch=merch)
 
 
 # --------------------------------------------------------------------------- searching
-def wants_fresh(request_headers: Any, principal: Principal) -> bool:
-    """``Cache-Control: no-cache`` asks for an answer computed now (it is still cached for others).
-
-    Only a secret key may ask: a public key is on every page of the shop, and uncached searches
-    are what a flood of them would need to load the shards."""
-    return principal.kind == "secret_key" and "no-cache" in (request_headers.get("cache-control") or "").lower()
-
-
 async def _serving_spec(runtime: Runtime, index_id: str) -> ShardSpec | None:
     """The index's serving generation read again (a search ran into a swap)."""
 
@@ -250,6 +232,10 @@ async def _serving_spec(runtime: Runtime, index_id: str) -> ShardSpec | None:
             return None if index is None else index.shard_spec()
 
     return await asyncio.to_thread(read)
+
+
+def _hit_ids(answer: dict[str, Any]) -> list[str]:
+    return [str(hit.get("id")) for hit in answer.get("hits") or ()]
 
 
 def _tail(query_id: str, took_ms: float) -> bytes:
@@ -264,8 +250,10 @@ def rule_effects(resolved: Resolved, body: SearchRequest, rules: RuleSet | None 
     return effects_of(rule_set.applying(body.q, body.filters))
 
 
-async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchRequest, effects: Effects) -> dict[str, Any]:
-    """The answer (without queryId and tookMs) searched on the shards, synonyms and rules applied."""
+async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchRequest, effects: Effects,
+                         facets: tuple[Facet, ...] | None = None) -> dict[str, Any]:
+    """The answer (without queryId and tookMs) searched on the shards, synonyms and rules applied;
+    ``facets``: counted instead of the request's (a facet value search)."""
     index, settings = resolved.index, resolved.settings
     mapping = index.serving_mapping or index.mapping
     q = effects.replace_query if effects.replace_query is not None else body.q
@@ -276,6 +264,9 @@ async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchReque
     query, facts = engine_query(settings, body, list(index.facets or []), mapping,
                                 timeout_ms=runtime.settings.search_timeout_ms)
     query = shaped_query(query, effects, q, synonyms)
+    if facets is not None:
+        query = msgspec.structs.replace(query, facets=facets)
+        facts = replace(facts, facets=facets)
 
     async def run(one: Query) -> Answer:
         return await search_serving(shard_bridge(runtime), index.shard_spec(), one,
@@ -299,6 +290,20 @@ async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchReque
     return answer
 
 
+def prepare(resolved: Resolved, body: SearchRequest) -> tuple[SearchRequest, Effects, bytes]:
+    """The request in the one form that everything after receives, what the rules do to it, and its
+    answer-cache key, made of exactly what decides the answer: two requests with one key always get
+    one answer, so no spelling of a query can cache an answer for another."""
+    body = body.model_copy(update={"q": query_text(body.q)})
+    normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
+    # the applied rules are part of the key: a rule whose validity window opens changes the answer
+    effects = rule_effects(resolved, body)
+    index = resolved.index
+    key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_id,
+                          resolved.profile_version, normalized, effects.applied)
+    return body, effects, key
+
+
 async def run_search(
     runtime: Runtime,
     resolved: Resolved,
@@ -306,33 +311,33 @@ async def run_search(
     *,
     source: str,
     use_cache: bool = True,
+    client: str = "",
 ) -> bytes:
     """The answer's JSON: from the answer cache, or searched and cached under the index epoch."""
     started = time.perf_counter()
     check_limits(resolved.settings, body)  # before anything reads the body (a 300-deep filter broke model_dump)
     # the endpoint has counted this search against its caller's quota (control_plane.search.quota)
-    state = search_runtime(runtime)
+    state = runtime.search
     index = resolved.index
-    normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
-    normalized["q"] = " ".join(body.q.split()).lower()
-    # the applied rules are part of the key: a rule whose validity window opens changes the answer
-    effects = rule_effects(resolved, body)
-    key = AnswerCache.key(index.id, resolved.epoch, index.serving_generation, resolved.profile_version, normalized,
-                          effects.applied)
+    typed = body.q
+    body, effects, key = prepare(resolved, body)
     cacheable = not uncached_epoch(resolved.epoch)  # Redis unreachable: the epoch is unknown
     hit = state.answers.get(key) if use_cache and cacheable else None
     cached = hit is not None
     if hit is not None:
         head, total = hit
+        hit_ids = _hit_ids(orjson.loads(head + b"}"))
     else:
         answer = await compute_answer(runtime, resolved, body, effects)
         head = orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)[:-1]
         total = answer["total"]
+        hit_ids = _hit_ids(answer)
         if cacheable:
             state.answers.put(key, head, total)
-    query_id = query_ids(runtime).make(index.id, datetime.now(UTC).date(), normalized["q"])
+    # the id names the hits returned: a click or conversion is accepted for those only (events)
+    query_id = runtime.query_ids.make(index.id, datetime.now(UTC).date(), body.q.strip(), hit_ids)
     took_ms = (time.perf_counter() - started) * 1000
-    if resolved.settings.analytics:
+    if resolved.settings.analytics and body.page_size(resolved.settings) > 0:  # perPage 0: a widget's counts
         state.events.emit(
             {
                 "type": "search",
@@ -340,11 +345,12 @@ async def run_search(
                 "projectId": index.project_id,
                 "indexId": index.id,
                 "profileId": resolved.profile_id,
-                "q": body.q,
+                "q": typed,
                 "filters": body.filters,
                 "page": body.page,
                 "total": total,
                 "userToken": body.user_token,
+                "client": client,  # who searched, for popular queries' distinct clients (door.service)
                 "source": source,
                 "cached": cached,
                 "tookMs": took_ms,
@@ -352,3 +358,28 @@ async def run_search(
             }
         )
     return head + _tail(query_id, took_ms)
+
+
+async def run_facet_values(runtime: Runtime, resolved: Resolved, body: SearchRequest, ask: FacetValuesAsk, *,
+                           use_cache: bool = True) -> bytes:
+    """A facet value search's JSON: ``ask.field``'s values matching ``ask.q``, counted over the
+    search ``body`` (its filter on the field left out), cached like answers."""
+    started = time.perf_counter()
+    body, effects, key = prepare(resolved, body.model_copy(update={"per_page": 0, "facets": [ask.field]}))
+    words = typed_words(ask.q)
+    key = AnswerCache.key(key.hex(), "facet-values", ask.field, words, ask.limit)
+    state = runtime.search
+    cacheable = not uncached_epoch(resolved.epoch)
+    hit = state.answers.get(key) if cacheable and use_cache else None
+    if hit is not None:
+        head = hit[0]
+    else:
+        facet = Facet(ask.field, type="values", prefix=" ".join(words), size=ask.limit)
+        answer = await compute_answer(runtime, resolved, body, effects, facets=(facet,))
+        values = [{"value": v["value"], "highlighted": highlighted(str(v["value"]), words), "count": v["count"]}
+                  for v in answer["facets"].get(ask.field, [])]
+        head = orjson.dumps({"values": values})[:-1]
+        if cacheable:
+            state.answers.put(key, head, len(values))
+    took_ms = (time.perf_counter() - started) * 1000
+    return head + b',"tookMs":' + orjson.dumps(round(took_ms, 3)) + b"}"

@@ -34,15 +34,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.document.repository import row_source
-from control_plane.index import repository as index_rows
-from control_plane.index.repository import SyncState
 from control_plane.serving import repository as registry
 from control_plane.shard import ShardBridge, catch_up
+from control_plane.shard.feed import RowSource
+from shared.contract import ShardSpec
 from shared.ids import new_id
 
 log = logging.getLogger("shopsearch.serving")
@@ -57,6 +56,34 @@ REPORT_S = 1.0
 DROP_DELAY_S = 3.0
 #: how long a search waits for this process to catch up with a generation before answering 503
 GATE_WAIT_S = 5.0
+
+
+class SyncState(NamedTuple):
+    """What a serving process's replicas of an index must hold."""
+
+    id: str
+    shards: int
+    serving_generation: int
+    seq: int
+    flush_seq: int
+    building_generation: int | None
+    build: dict[str, Any] | None
+
+
+class Catalog(Protocol):
+    """What a follower reads of the database. The index and document domains answer (the app's
+    start-up hands them over: ``control_plane.lifecycle``), so this package imports neither."""
+
+    def sync_states(self, db: Session) -> list[SyncState]:
+        """Every index's serving generation and sequence, and the generation being built (one query)."""
+
+    def shard_spec(self, db: Session, index_id: str, generation: int | None,
+                   mapping: dict[str, Any] | None) -> ShardSpec | None:
+        """The spec of the index's serving generation (``generation`` None), or of the generation
+        being built with its ``mapping``; None when the index is gone."""
+
+    def rows(self, sessions: sessionmaker[Session], index_id: str, session_id: str | None) -> RowSource:
+        """What the index's shards are fed from: its documents, or a replace session's staged ones."""
 
 
 def take_primary(data_dir: Path) -> IO[bytes] | None:
@@ -75,14 +102,19 @@ def take_primary(data_dir: Path) -> IO[bytes] | None:
 class Follower:
     """Keeps this process's in-memory replicas at the database's sequences, and reports them."""
 
-    def __init__(self, sessions: sessionmaker[Session], bridge: ShardBridge, *, poll_s: float = POLL_S) -> None:
+    def __init__(self, sessions: sessionmaker[Session], bridge: ShardBridge, catalog: Catalog, *,
+                 poll_s: float = POLL_S) -> None:
         self.sessions = sessions
         self.bridge = bridge
+        self.catalog = catalog
         self.poll_s = poll_s
         self.id = f"{socket.gethostname()}:{os.getpid()}:{new_id('srv')}"
         self._lock = threading.Lock()
         self._held: dict[str, dict[int, int]] = {}  # index -> generation -> sequence every shard holds
         self._searchable: set[tuple[str, int]] = set()
+        # index -> the generation the last pass saw being built: held only up to the build's
+        # sequence, so not searched until a pass sees it serving and catches it up to the index's
+        self._building: dict[str, int | None] = {}
         self._busy: set[str] = set()
         self._drops: dict[tuple[str, int | None], float] = {}  # (index, generation or whole) -> when
         self._reported: dict[str, dict[str, int]] | None = None
@@ -127,7 +159,8 @@ class Follower:
         return time.monotonic() - self._reported_at < LEASE_S - 1.0 or self._db_down
 
     def searchable(self, index_id: str, generation: int) -> bool:
-        return (index_id, generation) in self._searchable and self.fresh()
+        return ((index_id, generation) in self._searchable and self._building.get(index_id) != generation
+                and self.fresh())
 
     async def wait(self, index_id: str, generation: int) -> None:
         """Wait (up to :data:`GATE_WAIT_S`) until ``generation`` is searchable here."""
@@ -158,7 +191,7 @@ class Follower:
     def _pass(self) -> None:
         taken = time.monotonic()
         with self.sessions() as db:
-            states = index_rows.sync_states(db)
+            states = self.catalog.sync_states(db)
         behind = False
         wanted: dict[str, set[int]] = {}
         for state in states:
@@ -166,6 +199,11 @@ class Follower:
             wanted[state.id] = set(targets)
             with self._lock:
                 held = self._held.get(state.id, {})
+                if (self._building.get(state.id) == state.serving_generation
+                        and held.get(state.serving_generation, -1) < state.seq):
+                    # swapped in since the last pass: searched again once caught up with the index
+                    self._searchable.discard((state.id, state.serving_generation))
+                self._building[state.id] = state.building_generation
                 lagging = any(held.get(gen, -1) < target for gen, target in targets.items())
                 start = lagging and state.id not in self._busy
                 if start:
@@ -199,19 +237,24 @@ class Follower:
             opened = generation in self._held.get(state.id, {})
         if not opened:  # the generation's spec (mapping, layout) is read once, when it is first opened
             with self.sessions() as db:
-                index = index_rows.detached_index(db, state.id)
-            if index is None:
+                spec = self.catalog.shard_spec(db, state.id, generation if building else None,
+                                               build.get("mapping") if building else None)
+            if spec is None:
                 return
-            self.bridge.open(index.shard_spec(generation, build.get("mapping")) if building else index.shard_spec())
+            self.bridge.open(spec)
+        rows = self.catalog.rows(self.sessions, state.id, build.get("sessionId") if building else None)
         low = catch_up(
-            self.bridge, row_source(self.sessions, state.id, build.get("sessionId") if building else None),
+            self.bridge, rows,
             index_id=state.id, generation=generation, shards=state.shards, upto=target,
             flush_seq=0 if building else state.flush_seq,
         )
         reached = min(low.values()) if low else target
         with self._lock:
             self._held.setdefault(state.id, {})[generation] = reached
-            if reached >= target:
+            # caught up as the build it was when this pass began, but a later pass saw it swapped in:
+            # searchable only once caught up with the index (the next pass's sync)
+            swapped_since = building and self._building.get(state.id) != generation
+            if reached >= target and not swapped_since:
                 self._searchable.add((state.id, generation))
 
     # ------------------------------------------------------------------ generations that stopped serving

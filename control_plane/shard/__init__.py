@@ -13,7 +13,8 @@ failure type are re-exported here.
 
 from search_workers.engine import MappingError
 from search_workers.engine.mapping import validate_mapping
-from search_workers.host import HostError, start_local_cluster
+from search_workers.host import HostError
+from search_workers.hosting import start_local_cluster
 
 from .bridge import DROP_DELAY_S, ShardBridge, close_shard_bridge, near_bridge, shard_bridge
 from .feed import ChangeRow, RowSource, catch_up

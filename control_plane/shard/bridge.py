@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
@@ -22,9 +22,11 @@ import msgspec
 
 from control_plane.runtime import Runtime
 from search_workers.engine import SearchTimeout, ShardBusy
-from search_workers.host import ShardHost, ShardNotOpen, make_host
+from search_workers.host import ShardHost, ShardNotOpen
+from search_workers.hosting import make_host
 from search_workers.local import LocalHost
 from shared.contract import Answer, Change, Query, ShardSpec
+from shared.errors import ErrorCode, ServiceError
 from shared.settings import Settings
 
 log = logging.getLogger("shopsearch.shards")
@@ -117,6 +119,31 @@ class ShardBridge:
             self._background.add(future)
             future.add_done_callback(self._background.discard)
 
+    def drop_unused(self, used: Callable[[], dict[str, set[int]]]) -> list[tuple[str, int | None]]:
+        """Delete the shard files on this host's disk of the generations ``used()`` does not name
+        (``{index_id: {generation}}``: the ones served or being built; an index it does not name
+        goes whole). The disk is listed before ``used()`` is asked, so a generation created
+        meanwhile is never taken. Returns what was dropped (``(index_id, None)``: the whole index)."""
+        stored = self._run(self.host.stored_generations())
+        if not stored:
+            return []
+        keep = used()
+        dropped: list[tuple[str, int | None]] = []
+        for index_id, generations in sorted(stored.items()):
+            if index_id not in keep:
+                dropped.append((index_id, None))
+                continue
+            dropped.extend((index_id, g) for g in sorted(generations - keep[index_id]))
+        for index_id, generation in dropped:
+            try:
+                if generation is None:
+                    self._run(self.host.drop_index(index_id))
+                else:
+                    self._run(self.host.drop(index_id, generation))
+            except Exception:  # noqa: BLE001 - tried again at the next start
+                log.warning("dropping shards of %s (generation %s) failed", index_id, generation, exc_info=True)
+        return dropped
+
     # ------------------------------------------------------------------ sequences and changes
     def applied_seqs(self, index_id: str, generation: int) -> dict[int, list[int]]:
         """``{shard: [applied seq per replica]}`` (``-1``: unreachable)."""
@@ -194,6 +221,10 @@ class ShardBridge:
 
         return await asyncio.get_running_loop().run_in_executor(self._waiters, off_loop)
 
+    def persist_failures(self, timeout: float = 2.0) -> list[str]:
+        """The replicas of this process whose disk refuses writes (:meth:`ShardHost.persist_failures`)."""
+        return self._run(self.host.persist_failures(), timeout)
+
     def healthy(self, timeout: float = 2.0) -> bool:
         try:
             return self._run(self.host.healthy(), timeout)
@@ -221,18 +252,11 @@ class ShardBridge:
         self._thread.join(timeout=5)
 
 
-_LOCK = threading.Lock()
-
-
 def shard_bridge(runtime: Runtime) -> ShardBridge:
-    """The process's bridge to its shard host, made on first use."""
-    bridge: ShardBridge | None = runtime.extras.get("shards")
-    if bridge is None:
-        with _LOCK:
-            bridge = runtime.extras.get("shards")
-            if bridge is None:
-                bridge = runtime.extras["shards"] = ShardBridge(runtime.settings)
-    return bridge
+    """The process's bridge to its shard host, opened by the app's start (``control_plane.lifecycle``)."""
+    if runtime.shards is None:
+        raise ServiceError(ErrorCode.UNAVAILABLE, "Search workers unavailable: not started")
+    return runtime.shards
 
 
 def near_bridge(settings: Settings) -> ShardBridge:
@@ -242,6 +266,6 @@ def near_bridge(settings: Settings) -> ShardBridge:
 
 
 def close_shard_bridge(runtime: Runtime) -> None:
-    bridge = runtime.extras.pop("shards", None)
+    bridge, runtime.shards = runtime.shards, None
     if bridge is not None:
         bridge.close()

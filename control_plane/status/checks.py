@@ -6,7 +6,8 @@ Each check answers ``operational``, ``degraded`` or ``down``; the overall state 
   unreachable (no cached answers); down when the probe fails (shard hosts unreachable, this
   instance's ``/ready`` checks failing).
 - indexing: degraded when the oldest waiting task has waited over ``TASK_WAIT_DEGRADED_S`` or over
-  ``QUEUE_LAG_DEGRADED`` tasks wait; down when the database is unreachable, no task runner was heard
+  ``QUEUE_LAG_DEGRADED`` tasks wait, or a runner's shard replicas cannot write to the disk (they serve
+  and take changes from memory and retry; ``heartbeats.report_disk``); down when the database is unreachable, no task runner was heard
   from within ``heartbeats.LIVE_SECONDS``, or the oldest waiting task has waited over
   ``TASK_WAIT_DOWN_S``.
 - dashboard: degraded when the database round trip took over ``DB_SLOW_MS``, or Redis is configured
@@ -29,17 +30,16 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from anyio import to_thread
-from sqlalchemy import func, select, text
 
 from control_plane.cabinet import STATIC
-from control_plane.index.models import Index
+from control_plane.db import ping
+from control_plane.index import service as indices
 from control_plane.runtime import Runtime
 from control_plane.shard import search_serving, shard_bridge
-from control_plane.status import heartbeats
-from control_plane.task.models import Task
+from control_plane.task import heartbeats
+from control_plane.task import service as tasks
 from shared.contract import Query, ShardSpec
 
 log = logging.getLogger("shopsearch.status")
@@ -72,22 +72,20 @@ class Database:
     oldest_wait_s: float = 0.0
     runners: int = 0
     target: ShardSpec | None = None
+    disk_refuses: bool = False  # a runner's replicas cannot write to the disk
 
 
 def _read_database(runtime: Runtime, want_target: bool) -> Database:
     started = time.perf_counter()
     try:
-        with runtime.engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
+        ping(runtime.engine)
         took_ms = (time.perf_counter() - started) * 1000
         with runtime.sessions() as db:
-            waiting, oldest = db.execute(
-                select(func.count(), func.min(Task.created_at)).where(Task.status == "enqueued")
-            ).one()
+            waiting, oldest = tasks.waiting(db)
             runners = heartbeats.live_runners(db)
             target = None
             if want_target:
-                index = db.scalars(select(Index).order_by(Index.created_at.desc()).limit(1)).first()
+                index = indices.newest_index(db)
                 target = None if index is None else index.shard_spec()
     except Exception:  # noqa: BLE001 - any failure means the database is not usable
         log.info("status: the database check failed", exc_info=True)
@@ -101,7 +99,7 @@ def _read_database(runtime: Runtime, want_target: bool) -> Database:
 
 
 def _local_runner_running(runtime: Runtime) -> bool:
-    runner = runtime.extras.get("task_runner")
+    runner = runtime.task_runner
     return runner is not None and getattr(runner, "_thread", None) is not None  # None once stopped
 
 
@@ -112,12 +110,12 @@ def _redis_down(runtime: Runtime) -> bool:
 
 async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str, float]:
     """(state, milliseconds) of a one-hit query on ``target``, or of the hosts' health call."""
-    for check in runtime.extras.get("readiness_checks", []):
+    for check in runtime.readiness_checks:
         if not await to_thread.run_sync(check):
             return DOWN, 0.0
-    bridge = shard_bridge(runtime)
     started = time.perf_counter()
     try:
+        bridge = shard_bridge(runtime)  # not started: search is down here
         if target is None:
             if not await to_thread.run_sync(bridge.healthy):
                 return DOWN, (time.perf_counter() - started) * 1000
@@ -137,7 +135,7 @@ async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str
 
 async def _mcp_answers(runtime: Runtime) -> bool:
     """``tools/list`` through the MCP app's HTTP transport (:meth:`control_plane.mcp.server.MCPEndpoint.answers`)."""
-    check: Any = runtime.extras.get("mcp_check")
+    check = runtime.mcp_check
     if check is None:
         return False
     try:
@@ -147,10 +145,24 @@ async def _mcp_answers(runtime: Runtime) -> bool:
         return False
 
 
+def _disk_refuses(runtime: Runtime) -> bool:
+    """A runner reported replicas whose disk refuses writes, or this process's own replicas say so."""
+    try:
+        if heartbeats.disk_failures(runtime.state):
+            return True
+    except Exception:  # noqa: BLE001 - the shared state unreachable: this process's own replicas
+        log.info("status: the runners' disk reports could not be read", exc_info=True)
+    bridge = runtime.shards
+    try:
+        return bridge is not None and bridge.durable and bool(bridge.persist_failures())
+    except Exception:  # noqa: BLE001 - the shard host not answering is the search probe's business
+        return False
+
+
 def indexing_state(db: Database) -> str:
     if not db.up or db.runners == 0 or db.oldest_wait_s > TASK_WAIT_DOWN_S:
         return DOWN
-    if db.oldest_wait_s > TASK_WAIT_DEGRADED_S or db.waiting > QUEUE_LAG_DEGRADED:
+    if db.oldest_wait_s > TASK_WAIT_DEGRADED_S or db.waiting > QUEUE_LAG_DEGRADED or db.disk_refuses:
         return DEGRADED
     return OPERATIONAL
 
@@ -165,14 +177,14 @@ def dashboard_state(db: Database, redis_down: bool) -> str:
 
 async def run_checks(runtime: Runtime) -> dict[str, str]:
     """Every service's state, checked now."""
-    extras = runtime.extras
-    remembered: tuple[float, ShardSpec | None] | None = extras.get("status_probe_target")
+    remembered = runtime.status.probe_target
     want_target = remembered is None or time.monotonic() - remembered[0] > PROBE_TARGET_SECONDS
     db = await to_thread.run_sync(_read_database, runtime, want_target)
     if db.up and not db.runners and _local_runner_running(runtime):
         db.runners = 1  # this process's runner, started before its first heartbeat was written
+    db.disk_refuses = await to_thread.run_sync(_disk_refuses, runtime)
     if want_target and db.up:
-        remembered = extras["status_probe_target"] = (time.monotonic(), db.target)
+        remembered = runtime.status.probe_target = (time.monotonic(), db.target)
     target = None if remembered is None else remembered[1]
     redis_down = await to_thread.run_sync(_redis_down, runtime)
     search, _took = await _probe_search(runtime, target)
@@ -180,7 +192,7 @@ async def run_checks(runtime: Runtime) -> dict[str, str]:
         # the remembered index may be gone (deleted, rebuilt): probe the latest one before saying down
         fresh = await to_thread.run_sync(_read_database, runtime, True)
         if fresh.up:
-            extras["status_probe_target"] = (time.monotonic(), fresh.target)
+            runtime.status.probe_target = (time.monotonic(), fresh.target)
             search, _took = await _probe_search(runtime, fresh.target)
     if search == OPERATIONAL and redis_down:
         search = DEGRADED

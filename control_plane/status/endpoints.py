@@ -9,8 +9,8 @@ from typing import Literal
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
-from sqlalchemy import text
 
+from control_plane.db import ping
 from control_plane.deps import RuntimeDep, client_ip
 from control_plane.status.page import PAGE_HEADERS, render
 from control_plane.status.service import current_status
@@ -76,9 +76,7 @@ async def status_page(request: Request, runtime: RuntimeDep) -> HTMLResponse:
 
 def runtime_ready(runtime: RuntimeDep) -> bool:
     try:
-        with runtime.engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
+        ping(runtime.engine)
     except Exception:  # noqa: BLE001 - any database failure means not ready
         return False
-    checks = runtime.extras.get("readiness_checks", [])
-    return all(check() for check in checks)
+    return all(check() for check in runtime.readiness_checks)

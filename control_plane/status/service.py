@@ -12,7 +12,6 @@ While Redis is unreachable each instance keeps its own answer (in memory) for th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import threading
 import time
@@ -20,11 +19,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-import redis
 
 from control_plane.runtime import Runtime
-from control_plane.sharedstate import FileState, MemoryState, RedisState, SharedState, SharedStateUnavailable
+from control_plane.state import MemoryState, SharedState, SharedStateUnavailable
 from control_plane.status.checks import SERVICES, run_checks, worst
+from shared.contract import ShardSpec
 
 CACHE_SECONDS = 15.0
 LOCK_SECONDS = 20
@@ -33,30 +32,14 @@ ANSWER_KEY = "status:answer"
 LOCK_KEY = "status:computing"
 
 
-class _Local:
-    """This process's part: the fallback state while Redis is unreachable, and the computing flag."""
+class ProcessStatus:
+    """This process's part: the fallback state while Redis is unreachable, the computing flag, and
+    the index the search probe queries (with when it was chosen)."""
 
     def __init__(self) -> None:
         self.state = MemoryState()
         self.computing = threading.Lock()
-
-
-def _local(runtime: Runtime) -> _Local:
-    local: _Local | None = runtime.extras.get("status_local")
-    if local is None:
-        local = runtime.extras.setdefault("status_local", _Local())
-    return local
-
-
-def _redis_call(state: RedisState, fn: Any) -> Any:
-    """A raw Redis command (``SET NX``), honouring the shared state's back-off while Redis is away."""
-    if state.backoff.closed():
-        raise SharedStateUnavailable("Redis is unreachable")
-    try:
-        return fn(state.client)
-    except redis.RedisError as exc:
-        state.backoff.failed()
-        raise SharedStateUnavailable("Redis is unreachable") from exc
+        self.probe_target: tuple[float, ShardSpec | None] | None = None
 
 
 def _fresh(raw: bytes | None) -> dict[str, Any] | None:
@@ -64,43 +47,6 @@ def _fresh(raw: bytes | None) -> dict[str, Any] | None:
         return None
     stored = orjson.loads(raw)
     return stored["answer"] if stored.get("until", 0) > time.time() else None  # type: ignore[no-any-return]
-
-
-def _store_first(state: SharedState, raw: bytes, ttl: float) -> bytes:
-    """Store ``raw`` unless a fresh answer is there already; returns the one that stays."""
-    if isinstance(state, RedisState):
-        key = state.prefix + ANSWER_KEY
-        _redis_call(state, lambda client: client.set(key, raw, nx=True, px=max(1, int(ttl * 1000))))
-        return _redis_call(state, lambda client: client.get(key)) or raw  # type: ignore[no-any-return]
-    if isinstance(state, FileState):
-        with state.file.connection() as db:
-            db.execute(
-                "INSERT INTO kv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
-                "value = excluded.value, expires = excluded.expires WHERE kv.expires < ?",
-                (ANSWER_KEY, raw, time.time() + ttl, time.time()),
-            )
-        return state.get(ANSWER_KEY) or raw
-    current = state.get(ANSWER_KEY)
-    if _fresh(current) is not None:
-        return current  # type: ignore[return-value]
-    state.set(ANSWER_KEY, raw, max(1, int(ttl + 1)))
-    return raw
-
-
-def _lock(state: SharedState, token: str) -> bool:
-    if isinstance(state, RedisState):
-        key = state.prefix + LOCK_KEY
-        return bool(_redis_call(state, lambda client: client.set(key, token, nx=True, ex=LOCK_SECONDS)))
-    return True  # one process (memory), or processes of one machine storing first-writer-wins (file)
-
-
-def _unlock(state: SharedState, token: str) -> None:
-    if isinstance(state, RedisState):
-        key = state.prefix + LOCK_KEY
-        with contextlib.suppress(SharedStateUnavailable):  # else it expires
-            _redis_call(state, lambda client: client.eval(
-                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-                1, key, token))
 
 
 async def compute(runtime: Runtime) -> dict[str, Any]:
@@ -124,20 +70,20 @@ async def _compute_and_store(runtime: Runtime, state: SharedState) -> dict[str, 
     answer = await compute(runtime)
     until = _until(answer)
     raw = orjson.dumps({"answer": answer, "until": until})
-    kept = _store_first(state, raw, until - time.time())
+    kept = state.set_first(ANSWER_KEY, raw, until - time.time())  # first writer wins
     return _fresh(kept) or answer
 
 
 async def current_status(runtime: Runtime) -> dict[str, Any]:
     """The shared answer while fresh, else one computed now (by this instance or the one computing)."""
-    local = _local(runtime)
+    local = runtime.status
     try:
         return await _shared_status(runtime, runtime.state, local)
     except SharedStateUnavailable:
         return await _shared_status(runtime, local.state, local)
 
 
-async def _shared_status(runtime: Runtime, state: SharedState, local: _Local) -> dict[str, Any]:
+async def _shared_status(runtime: Runtime, state: SharedState, local: ProcessStatus) -> dict[str, Any]:
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
         answer = _fresh(state.get(ANSWER_KEY))
@@ -146,11 +92,11 @@ async def _shared_status(runtime: Runtime, state: SharedState, local: _Local) ->
         if local.computing.acquire(blocking=False):
             try:
                 token = secrets.token_hex(8)
-                if _lock(state, token):
+                if state.lock(LOCK_KEY, token, LOCK_SECONDS):
                     try:
                         return await _compute_and_store(runtime, state)
                     finally:
-                        _unlock(state, token)
+                        state.unlock(LOCK_KEY, token)
             finally:
                 local.computing.release()
         if time.monotonic() > deadline:  # the one computing is stuck or gone: check here

@@ -7,25 +7,17 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
-from control_plane.access import (
-    Principal,
-    access_for_key_project,
-    bearer_token,
-    principal_from_token,
-    storefront_principal,
-)
-from control_plane.deps import RuntimeDep, client_ip
-from control_plane.search.answer import SEARCH_RESPONSES
-from control_plane.search.exposure import check_public_request
-from control_plane.search.profile_query import SearchRequest
-from control_plane.search.quota import charge_search
-from control_plane.search.service import resolve_storefront, run_search, wants_fresh
+from control_plane.access import Principal, bearer_token, principal_from_token, storefront_principal
+from control_plane.deps import RuntimeDep
+from control_plane.door import service as door
+from control_plane.door.endpoints import caller_of
+from control_plane.search.answer import FACET_VALUES_RESPONSES, MULTI_SEARCH_RESPONSES, SEARCH_RESPONSES
+from control_plane.search.facet_values import FacetValuesRequest
+from control_plane.search.profile_query import MultiSearchRequest, StorefrontSearchRequest
 from control_plane.security import PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX
-from control_plane.suggestion.endpoints import suggest_response
 from control_plane.suggestion.schemas import SuggestAnswer, SuggestRequest
-from control_plane.suggestion.serving import loaded_for_key, refuse_user
+from control_plane.suggestion.serving import refuse_user
 from control_plane.wire import JSONBody, api_router
-from shared.errors import ErrorCode, ServiceError
 
 router = api_router(tags=["storefront"])
 
@@ -42,27 +34,43 @@ async def storefront_caller(request: Request, runtime: RuntimeDep) -> Principal:
 )
 async def storefront_search(
     profile_key: str,
-    body: SearchRequest,
+    body: StorefrontSearchRequest,
     request: Request,
     runtime: RuntimeDep,
     principal: Annotated[Principal, Depends(storefront_caller)],
 ) -> Any:
-    if body.profile is not None or body.profile_key is not None:
-        raise ServiceError(
-            ErrorCode.VALIDATION_ERROR,
-            "The storefront route takes its profile from the path",
-            [{"path": "profile" if body.profile is not None else "profileKey", "message": "not allowed here"}],
-        )
-    resolved = await resolve_storefront(runtime, profile_key)
-    access_for_key_project(principal, resolved.project_id)
-    if principal.key is not None and principal.key.index_id not in (None, resolved.index.id):
-        raise ServiceError(ErrorCode.NOT_FOUND, "Search profile not found")
-    charge_search(runtime, resolved.project_id, resolved.searches_per_second, principal, client_ip(request))
-    if principal.kind == "public_key":
-        index = resolved.index
-        check_public_request(resolved.settings, body, index.serving_mapping or index.mapping)
-    answer = await run_search(runtime, resolved, body, source="storefront", use_cache=not wants_fresh(request.headers, principal))
-    return JSONBody.raw(answer)
+    return JSONBody.raw(await door.storefront_search(runtime, caller_of(request, principal), profile_key,
+                                                     body.for_search()))
+
+
+@router.post(
+    "/search/{profile_key}/facet-values",
+    summary="Storefront facet value search: a facet's values matching what the shopper typed, with counts",
+    responses=FACET_VALUES_RESPONSES,
+)
+async def storefront_facet_values(
+    profile_key: str,
+    body: FacetValuesRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, Depends(storefront_caller)],
+) -> Any:
+    caller = caller_of(request, principal)
+    return JSONBody.raw(await door.storefront_facet_values(runtime, caller, profile_key, body))
+
+
+@router.post(
+    "/multi-search",
+    summary="A page's storefront searches in one round trip (1-20 queries, each naming its profileKey)",
+    responses=MULTI_SEARCH_RESPONSES,
+)
+async def multi_search(
+    body: MultiSearchRequest,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: Annotated[Principal, Depends(storefront_caller)],
+) -> Any:
+    return JSONBody.raw(await door.multi_search(runtime, caller_of(request, principal), body.queries))
 
 
 async def refuse_sessions_by_handle(suggest_key: str, request: Request, runtime: RuntimeDep) -> None:
@@ -90,8 +98,4 @@ async def storefront_suggest(
     _sessions: Annotated[None, Depends(refuse_sessions_by_handle)],
     principal: Annotated[Principal, Depends(storefront_caller)],
 ) -> Any:
-    loaded = await loaded_for_key(runtime, suggest_key)
-    access_for_key_project(principal, loaded.project_id)
-    if principal.key is not None and principal.key.index_id not in (None, loaded.index_id):
-        raise ServiceError(ErrorCode.NOT_FOUND, "Suggest handle not found")
-    return await suggest_response(runtime, loaded, body, principal, request, "storefront")
+    return JSONBody.raw(await door.storefront_suggest(runtime, caller_of(request, principal), suggest_key, body))

@@ -7,10 +7,12 @@ holding the value (fields) plus the searches that found results and three times 
 that text as a query (popularity, every source). The output keeps every source's score, so
 disabling a source takes effect before the next rebuild (see ``serving``).
 
-Never a suggestion that finds nothing: a field value of a live document in a field the
-verification search queries finds at least that document; every other candidate (popular
-queries, custom texts, values of fields the search does not query) is searched on the serving
-shards, through the products profile when one is set, else the index's default settings.
+Never a suggestion from the catalog or from shoppers that finds nothing: a field value of a live
+document in a field the verification search queries finds at least that document; every other
+such candidate (popular queries, values of fields the search does not query) is searched on the
+serving shards, through the products profile when one is set, else the index's default settings.
+The merchant's custom suggestions are kept whatever the catalog holds (a landing page, a campaign
+or a redirect rule may stand behind one), shown as the merchant wrote them.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.analytics.service import popular_queries
 from control_plane.db import utcnow
-from control_plane.document.models import Document
+from control_plane.document import repository as documents
 from control_plane.index import repository as index_rows
 from control_plane.index.models import Index
 from control_plane.profile import repository as profiles
@@ -37,6 +38,7 @@ from control_plane.search.profile_query import SearchRequest, engine_query
 from control_plane.shard import ShardBridge, search_serving
 from control_plane.suggestion import repository
 from control_plane.suggestion.matcher import words_of
+from control_plane.suggestion.quality import MIN_CLIENTS, acceptable
 from control_plane.suggestion.schemas import SuggestionSettings
 from control_plane.suggestion.service import settings_of
 from control_plane.task.queue import TaskFailed
@@ -74,21 +76,42 @@ class Candidates:
         if raw in self._seen:  # brands and categories repeat: normalized once each
             known = self._seen[raw]
         else:
-            known = self._seen[raw] = self._normalize(raw)
+            known = self._seen[raw] = self._normalize(raw, MAX_TEXT_CHARS)
         if known is None:
             return None
         text, norm = known
         self.text.setdefault(norm, text)
+        self._count(norm, source, evidence)
+        return norm
+
+    def add_custom(self, raw: str, suggestion_id: str, weight: float) -> str | None:
+        """A merchant's text: any length the API takes, displayed as written."""
+        known = self._normalize(raw, None)
+        if known is None:
+            return None
+        text, norm = known
+        self.text[norm] = text
+        self.custom[norm] = (suggestion_id, weight)
+        self._count(norm, "custom", 0.0)
+        return norm
+
+    def _count(self, norm: str, source: str, evidence: float) -> None:
         per = self.evidence.get(norm)
         if per is None:
             per = self.evidence[norm] = {}
         per[source] = per.get(source, 0.0) + evidence
-        return norm
+
+    def drop(self, norm: str) -> None:
+        """Forget what the catalog and shoppers gave for ``norm``; a custom text stays."""
+        if norm in self.custom:
+            self.evidence[norm] = {"custom": self.evidence[norm].get("custom", 0.0)}
+        else:
+            self.evidence.pop(norm, None)
 
     @staticmethod
-    def _normalize(raw: str) -> tuple[str, str] | None:
+    def _normalize(raw: str, max_chars: int | None) -> tuple[str, str] | None:
         text = " ".join(raw.split())
-        if not text or len(text) > MAX_TEXT_CHARS:
+        if not text or (max_chars is not None and len(text) > max_chars):
             return None
         norm = " ".join(words_of(text))
         return (text, norm) if norm else None
@@ -101,9 +124,7 @@ def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fie
     unverified: set[str] = set()
     fields = [s.field for s in settings.sources]
     if fields:
-        rows = db.execute(select(Document.body).where(Document.index_id == index.id, Document.deleted.is_(False))
-                          .execution_options(yield_per=2000))
-        for (body,) in rows:
+        for body in documents.live_bodies(db, index.id):
             if not isinstance(body, dict):
                 continue
             for name in fields:
@@ -112,9 +133,10 @@ def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fie
                     if norm is not None and name not in trusted_fields:
                         unverified.add(norm)
     popularity: dict[str, float] = {}
-    for pq in popular_queries(db, index.id, days=settings.popular_queries.days, min_searches=1, limit=POPULAR_LIMIT):
+    for pq in popular_queries(db, index.id, days=settings.popular_queries.days, min_searches=1,
+                              min_clients=MIN_CLIENTS, limit=POPULAR_LIMIT):
         norm = " ".join(words_of(pq.query))
-        if not norm:
+        if not norm or not acceptable(pq.query, index.language):
             continue
         popularity[norm] = popularity.get(norm, 0.0) + pq.searches_with_results + CLICK_FACTOR * pq.clicks
         pop = settings.popular_queries
@@ -123,10 +145,7 @@ def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fie
             if added is not None:
                 unverified.add(added)
     for custom in repository.custom_of_index(db, index.id):
-        norm = found.add(custom.text, "custom", 0.0)
-        if norm is not None:
-            found.custom[norm] = (custom.id, float(custom.weight))
-            unverified.add(norm)
+        found.add_custom(custom.text, custom.id, float(custom.weight))  # never searched: always kept
     return found, unverified, popularity
 
 
@@ -193,7 +212,7 @@ def build(sessions: sessionmaker[Session], bridge: ShardBridge, index_id: str,
         ok = _finds_something(bridge, index, verify, [found.text[n] for n in texts], timeout_ms)
         for norm in texts:
             if not ok.get(found.text[norm]):
-                found.evidence.pop(norm, None)
+                found.drop(norm)
                 dropped += 1
     weights = {s.field: s.weight for s in settings.sources}
     items: list[tuple[float, list[Any]]] = []
@@ -213,7 +232,10 @@ def build(sessions: sessionmaker[Session], bridge: ShardBridge, index_id: str,
         custom_id = found.custom.get(norm, (None, 0.0))[0]
         items.append((max(s for _, s in scored), [found.text[norm], scored, custom_id, norm]))
     items.sort(key=lambda item: (-item[0], item[1][0]))
-    items = items[:MAX_SUGGESTIONS]
+    if len(items) > MAX_SUGGESTIONS:  # the merchant's own texts are kept first
+        custom = [item for item in items if item[1][2] is not None]
+        rest = [item for item in items if item[1][2] is None][:max(0, MAX_SUGGESTIONS - len(custom))]
+        items = sorted(custom + rest, key=lambda item: (-item[0], item[1][0]))
     blob = orjson.dumps({"items": [item for _, item in items]})
     with sessions.begin() as db:
         stored = repository.config_by_index(db, index_id)

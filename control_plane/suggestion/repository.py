@@ -55,3 +55,13 @@ def get_custom(db: Session, project_id: str, index_id: str, suggestion_id: str) 
     return db.scalar(select(CustomSuggestion).where(
         CustomSuggestion.id == suggestion_id, CustomSuggestion.project_id == project_id,
         CustomSuggestion.index_id == index_id))
+
+
+def project_of_suggest_key(db: Session, suggest_key: str) -> str | None:
+    """The project behind a storefront suggest handle."""
+    return db.scalar(select(SuggestionConfig.project_id).where(SuggestionConfig.suggest_key == suggest_key))
+
+
+def custom_exists(db: Session, project_id: str, index_id: str | None, suggestion_id: str) -> bool:
+    row = db.get(CustomSuggestion, suggestion_id)
+    return row is not None and row.project_id == project_id and row.index_id == index_id

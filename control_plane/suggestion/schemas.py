@@ -7,9 +7,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from control_plane.wire import RequestModel
 
-class Camel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+class Camel(RequestModel):
+    """Autocomplete settings, as request bodies take them (strict, no unknown fields)."""
 
 
 class Source(Camel):

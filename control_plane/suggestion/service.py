@@ -16,12 +16,14 @@ from control_plane.db import isoformat
 from control_plane.index.models import Index
 from control_plane.profile import repository as profiles
 from control_plane.suggestion import repository
+from control_plane.suggestion.matcher import words_of
 from control_plane.suggestion.models import CustomSuggestion, SuggestionConfig
 from control_plane.suggestion.schemas import CustomSuggestionIn, SuggestionSettings
 from control_plane.task import repository as task_rows
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import register_usage_provider
+from control_plane.wire import decode_cursor, encode_cursor
 from shared.errors import not_found, validation
 from shared.ids import new_handle, new_id
 
@@ -120,8 +122,8 @@ def custom_out(row: CustomSuggestion) -> dict[str, Any]:
 
 def add_custom(db: Session, index: Index, body: CustomSuggestionIn) -> CustomSuggestion:
     text = " ".join(body.text.split())
-    if not text:
-        raise validation("Invalid custom suggestion", [{"path": "text", "message": "must not be blank"}])
+    if not words_of(text):  # nothing a shopper could type would reach it
+        raise validation("Invalid custom suggestion", [{"path": "text", "message": "needs a letter or a digit"}])
     row = CustomSuggestion(id=new_id("sug"), project_id=index.project_id, index_id=index.id, text=text,
                            weight=body.weight)
     db.add(row)
@@ -150,3 +152,11 @@ def suggestion_uses(db: Session, index: Any) -> list[dict[str, Any]]:
          "path": f"sources.{i}.field", "needs": "suggest", "detailsPath": f"suggestions.sources.{i}.field"}
         for i, source in enumerate(settings_of(row).sources)
     ]
+
+
+def list_custom_page(db: Session, project_id: str, index_id: str, limit: int, cursor: str | None) -> tuple[list[CustomSuggestion], str | None]:
+    """One page of the index's CustomSuggestion rows, and the cursor of the next page."""
+    after = decode_cursor(cursor)[0] if cursor else None
+    rows = repository.list_custom(db, project_id, index_id, after, limit + 1)
+    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor

@@ -18,25 +18,23 @@ from typing import Any
 
 import orjson
 from anyio import to_thread
-from sqlalchemy import select
 
-from control_plane.access import Principal
-from control_plane.epochs import index_epoch, uncached_epoch
+from control_plane.access.caller import Principal
+from control_plane.access.storefront import refuse_session
 from control_plane.index import repository as indices
 from control_plane.index.service import plan_limits_for_project
-from control_plane.org.models import Membership
 from control_plane.profile.validation import default_settings as default_profile
-from control_plane.project.models import Project
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.profile_query import SearchRequest
-from control_plane.search.service import Resolved, resolve_storefront, run_search, search_runtime
+from control_plane.search.service import Resolved, resolve_storefront, run_search
+from control_plane.state import uncached_epoch
 from control_plane.suggestion import repository
 from control_plane.suggestion.matcher import Item, SuggestionIndex, words_of
-from control_plane.suggestion.models import SuggestionConfig
 from control_plane.suggestion.schemas import SuggestionSettings
 from control_plane.suggestion.service import settings_of
-from shared.errors import forbidden, not_found
+from shared.errors import not_found
+from shared.text import query_text
 
 _EMPTY = SuggestionIndex([])
 
@@ -67,13 +65,6 @@ class SuggestState:
             if lock is None:
                 lock = self.locks[index_id] = threading.Lock()
             return lock
-
-
-def suggest_state(runtime: Runtime) -> SuggestState:
-    state = runtime.extras.get("suggestions")
-    if state is None:
-        state = runtime.extras["suggestions"] = SuggestState()
-    return state  # type: ignore[no-any-return]
 
 
 def matcher_from(built: bytes | None, settings: SuggestionSettings, custom_ids: set[str]) -> SuggestionIndex:
@@ -122,7 +113,7 @@ def _load(runtime: Runtime, index_id: str, epoch: int, previous: Loaded | None) 
 def _load_locked(runtime: Runtime, index_id: str, force: bool = False) -> Loaded | None:
     """One load per index at a time. Meanwhile the others answer from the suggestions loaded
     before (a rebuild of 100k suggestions takes a second or two to load), or wait for the first."""
-    state = suggest_state(runtime)
+    state = runtime.suggestions
     lock = state.index_lock(index_id)
     current = state.by_index.get(index_id)
     if current is not None and not force and not lock.acquire(blocking=False):
@@ -130,7 +121,7 @@ def _load_locked(runtime: Runtime, index_id: str, force: bool = False) -> Loaded
     if current is None or force:
         lock.acquire()
     try:
-        epoch = index_epoch(runtime.state, index_id)
+        epoch = runtime.epochs.current(index_id)
         current = state.by_index.get(index_id)
         if current is not None and current.epoch == epoch and not uncached_epoch(epoch) and not force:
             return current
@@ -145,9 +136,9 @@ def _load_locked(runtime: Runtime, index_id: str, force: bool = False) -> Loaded
 
 
 async def loaded_for_index(runtime: Runtime, index_id: str) -> Loaded:
-    state = suggest_state(runtime)
+    state = runtime.suggestions
     current = state.by_index.get(index_id)
-    if current is not None and current.epoch == index_epoch(runtime.state, index_id):
+    if current is not None and current.epoch == runtime.epochs.current(index_id):
         return current
     loaded = await to_thread.run_sync(_load_locked, runtime, index_id)
     if loaded is None:
@@ -162,7 +153,7 @@ def _index_of_key(runtime: Runtime, suggest_key: str) -> str | None:
 
 async def loaded_for_key(runtime: Runtime, suggest_key: str) -> Loaded:
     """The suggestions behind a storefront handle (404 when unknown)."""
-    state = suggest_state(runtime)
+    state = runtime.suggestions
     index_id = state.key_to_index.get(suggest_key)
     if index_id is None:
         index_id = await to_thread.run_sync(_index_of_key, runtime, suggest_key)
@@ -194,10 +185,10 @@ async def _products(runtime: Runtime, loaded: Loaded, q: str, source: str) -> li
     if products.profile_key is not None:
         resolved = await resolve_storefront(runtime, products.profile_key)
     else:
-        state = suggest_state(runtime)
+        state = runtime.suggestions
         resolved = state.default_products.get(loaded.index_id)
         if resolved is None or resolved.epoch != loaded.epoch:
-            resolved = await to_thread.run_sync(_default_resolution, runtime, loaded.index_id)
+            resolved = await to_thread.run_sync(_default_resolution, runtime, loaded)
             if resolved is not None:
                 state.default_products[loaded.index_id] = resolved
     if resolved is None or resolved.index.id != loaded.index_id:
@@ -208,15 +199,24 @@ async def _products(runtime: Runtime, loaded: Loaded, q: str, source: str) -> li
     return list(orjson.loads(answer)["hits"])
 
 
-def _default_resolution(runtime: Runtime, index_id: str) -> Resolved | None:
+def _default_resolution(runtime: Runtime, loaded: Loaded) -> Resolved | None:
+    """Products searched with the default settings when the config names no profile: hits show
+    only the fields the suggestions are made of and the mapping's first text field (its title);
+    ``description``, ``popularity`` or a supplier field never leave through suggest unless a
+    products profile retrieves them."""
     with runtime.sessions() as db:
-        epoch = index_epoch(runtime.state, index_id)
-        index = indices.detached_index(db, index_id)
+        epoch = runtime.epochs.current(loaded.index_id)
+        index = indices.detached_index(db, loaded.index_id)
         if index is None:
             return None
-        settings = default_profile(index.serving_mapping or index.mapping, [])
-        return Resolved(index=index, settings=settings, profile_id=None, profile_version="suggest-default",
-                        epoch=epoch, searches_per_second=0)
+        mapping = index.serving_mapping or index.mapping
+        fields = mapping.get("fields") or {}
+        title = next((name for name, spec in fields.items() if spec.get("type") == "text"), None)  # the first text
+        shown = sorted({name for name in [*(s.field for s in loaded.settings.sources), *([title] if title else [])]
+                        if name in fields and fields[name].get("retrievable", True)})
+        settings = default_profile(mapping, []).model_copy(update={"retrieve": shown})
+        return Resolved(index=index, settings=settings, profile_id=None,
+                        profile_version="suggest-default:" + ",".join(shown), epoch=epoch, searches_per_second=0)
 
 
 async def suggest(runtime: Runtime, loaded: Loaded, q: str, limit: int | None, *, source: str) -> bytes:
@@ -224,9 +224,14 @@ async def suggest(runtime: Runtime, loaded: Loaded, q: str, limit: int | None, *
     started = time.perf_counter()
     settings = loaded.settings
     want = min(limit or settings.max_suggestions, settings.max_suggestions)
-    state = search_runtime(runtime)
-    norm = " ".join(words_of(q))
-    key = AnswerCache.key("suggest", loaded.index_id, loaded.epoch, loaded.version[0], norm, want)
+    state = runtime.search
+    # one form of the text for the matcher, the products and the key (see run_search); the matcher
+    # reads only the words, the products search also whether the last word is complete
+    typed, q = q, query_text(q)
+    words = words_of(q)
+    products = settings.enabled and settings.products.enabled and bool(words)
+    key = AnswerCache.key("suggest", loaded.index_id, loaded.epoch, loaded.version[0],
+                          q if products else " ".join(words), want)
     cacheable = not uncached_epoch(loaded.epoch)
     hit = state.answers.get(key) if cacheable else None
     if hit is not None:
@@ -239,14 +244,14 @@ async def suggest(runtime: Runtime, loaded: Loaded, q: str, limit: int | None, *
                 item = matcher.items[match.item]
                 suggestions.append({"text": item.text, "highlighted": matcher.highlight(match), "source": item.source})
         answer: dict[str, Any] = {"suggestions": suggestions}
-        if settings.enabled and settings.products.enabled and norm:
+        if products:
             answer["products"] = await _products(runtime, loaded, q, source)
         head = orjson.dumps(answer)[:-1]
         total = len(suggestions)
         if cacheable:
             state.answers.put(key, head, total)
     state.events.emit({
-        "type": "suggest", "projectId": loaded.project_id, "indexId": loaded.index_id, "q": q, "total": total,
+        "type": "suggest", "projectId": loaded.project_id, "indexId": loaded.index_id, "q": typed, "total": total,
         "source": source, "at": datetime.now(UTC).isoformat(),
     })
     took_ms = (time.perf_counter() - started) * 1000
@@ -255,7 +260,7 @@ async def suggest(runtime: Runtime, loaded: Loaded, q: str, limit: int | None, *
 
 def forget(runtime: Runtime, index_id: str) -> None:
     """Drop an index's loaded suggestions in this process (the next request loads them again)."""
-    suggest_state(runtime).by_index.pop(index_id, None)
+    runtime.suggestions.by_index.pop(index_id, None)
 
 
 __all__ = ["Loaded", "forget", "loaded_for_index", "loaded_for_key", "matcher_from", "refuse_user", "suggest"]
@@ -264,16 +269,5 @@ __all__ = ["Loaded", "forget", "loaded_for_index", "loaded_for_key", "matcher_fr
 def refuse_user(runtime: Runtime, principal: Principal, suggest_key: str) -> None:
     """A signed-in session never calls storefront suggest: 403, or 404 when the handle is not of
     one of its organizations (as storefront search does for profile handles)."""
-    query = (
-        select(Membership.role)
-        .join(Project, Project.org_id == Membership.org_id)
-        .join(SuggestionConfig, SuggestionConfig.project_id == Project.id)
-        .where(SuggestionConfig.suggest_key == suggest_key, Membership.user_id == principal.user_id)
-    )
-    if principal.org_scope is not None:
-        query = query.where(Project.org_id == principal.org_scope)
-    with runtime.sessions() as db:
-        visible = db.scalar(query) is not None
-    if not visible:
-        raise not_found("Suggest handle")
-    raise forbidden("Storefront routes take an API key")
+    refuse_session(runtime, None, principal, lambda db: repository.project_of_suggest_key(db, suggest_key),
+                   "Suggest handle")

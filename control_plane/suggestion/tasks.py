@@ -1,4 +1,4 @@
-"""Registers ``suggestions.rebuild`` and the maintenance job that schedules rebuilds.
+"""``suggestions.rebuild`` and the maintenance job that schedules rebuilds.
 
 Rebuilds follow the catalog: once an index's documents or serving generation moved past what the
 last build saw, a rebuild is enqueued, at most one per ``CATALOG_DEBOUNCE_S`` per index (a catalog
@@ -13,14 +13,13 @@ from datetime import timedelta
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import utcnow
-from control_plane.index import repository as index_rows
+from control_plane.index import service as indices
 from control_plane.shard import ShardBridge
 from control_plane.suggestion import repository
 from control_plane.suggestion.build import rebuild_task
 from control_plane.suggestion.service import REBUILD, settings_of
-from control_plane.task import repository as task_rows
 from control_plane.task import service as tasks
-from control_plane.task.registry import register_maintenance, register_task_type
+from control_plane.task.registry import TaskModule, TaskType
 
 CATALOG_DEBOUNCE_S = 60.0
 SCHEDULE_S = 24 * 3600.0
@@ -35,8 +34,8 @@ def schedule_rebuilds(sessions: sessionmaker[Session], _bridge: ShardBridge | No
         for row in repository.all_configs(db):
             if not settings_of(row).enabled:
                 continue
-            index = index_rows.index_by_id(db, row.index_id)
-            if index is None or task_rows.has_index_task(db, index.id, REBUILD, tasks.ACTIVE_STATUSES):
+            index = indices.index_by_id(db, row.index_id)
+            if index is None or tasks.has_active_task(db, index.id, REBUILD):
                 continue
             built_at = row.built_at
             moved = index.seq != row.built_seq or index.serving_generation != row.built_generation
@@ -56,5 +55,4 @@ def _maintain(sessions: sessionmaker[Session], bridge: ShardBridge) -> None:
     schedule_rebuilds(sessions, bridge)
 
 
-register_task_type(REBUILD, rebuild_task)
-register_maintenance(_maintain)
+TASKS = TaskModule(types=(TaskType(REBUILD, rebuild_task),), maintenance=(_maintain,))

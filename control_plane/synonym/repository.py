@@ -31,3 +31,7 @@ def count(db: Session, index_id: str) -> int:
 def delete_all(db: Session, index_id: str) -> None:
     db.execute(delete(Synonym).where(Synonym.index_id == index_id))
 
+
+def exists_under(db: Session, project_id: str, index_id: str | None, synonym_id: str) -> bool:
+    row = db.get(Synonym, synonym_id)
+    return row is not None and row.project_id == project_id and row.index_id == index_id

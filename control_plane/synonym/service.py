@@ -19,7 +19,14 @@ from control_plane.index.models import Index
 from control_plane.index.service import plan_limits_for_project, quota_exceeded
 from control_plane.synonym import repository, solr
 from control_plane.synonym.models import Synonym
-from control_plane.synonym.schemas import MAX_TERM_CHARS, MAX_TERM_WORDS, MAX_TERMS, SynonymIn
+from control_plane.synonym.schemas import (
+    MAX_IMPORT_TERMS,
+    MAX_TERM_CHARS,
+    MAX_TERM_WORDS,
+    MAX_TERMS,
+    SynonymIn,
+)
+from control_plane.wire import decode_cursor, encode_cursor
 from shared.errors import not_found, validation
 from shared.ids import new_id
 from shared.text import atoms, match_key
@@ -106,6 +113,12 @@ def _room(db: Session, index: Index, adding: int, replacing: bool = False) -> No
         raise quota_exceeded(f"An index holds at most {limit} synonyms on this plan ({total} asked)")
 
 
+def _free(db: Session, index: Index, replacing: bool) -> int:
+    """How many more synonyms the plan lets this index hold."""
+    limit = plan_limits_for_project(db, index.project_id).max_synonyms_per_index
+    return max(0, limit - (0 if replacing else repository.count(db, index.id)))
+
+
 def get(db: Session, project_id: str, index_id: str, synonym_id: str) -> Synonym:
     row = repository.get(db, project_id, index_id, synonym_id)
     if row is None:
@@ -143,17 +156,19 @@ def delete(db: Session, index: Index, synonym_id: str) -> None:
     db.flush()
 
 
-def _parsed_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _terms_sent(item: SynonymIn) -> int:
+    return len(item.terms or ()) + len(item.synonyms or ()) + (item.input is not None)
+
+
+def _parsed_items(items: list[SynonymIn]) -> list[dict[str, Any]]:
+    """The entries' stored fields (each entry's shape was checked with the body)."""
+    if sum(_terms_sent(item) for item in items) > MAX_IMPORT_TERMS:  # counted before any is checked
+        raise validation(f"At most {MAX_IMPORT_TERMS} terms in one import: nothing was imported",
+                         [{"path": "items", "message": f"at most {MAX_IMPORT_TERMS} terms in all",
+                           "limit": MAX_IMPORT_TERMS}])
     out: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
-    for i, item in enumerate(items):
-        try:
-            body = SynonymIn.model_validate(item)
-        except ValidationError as exc:
-            for error in exc.errors():
-                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-                faults.append({"path": f"items[{i}]{where}", "message": error["msg"]})
-            continue
+    for i, body in enumerate(items):
         fields, item_faults = check_entry(body, f"items[{i}].")
         faults.extend(item_faults)
         out.append(fields)
@@ -162,15 +177,22 @@ def _parsed_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _parsed_solr(text: str) -> list[dict[str, Any]]:
+def _parsed_solr(text: str, room: int) -> list[dict[str, Any]]:
     try:
-        entries = solr.parse(text)
+        entries = solr.parse(text, max_terms=MAX_TERMS, max_chars=MAX_TERM_CHARS, max_entries=room,
+                             max_total_terms=MAX_IMPORT_TERMS)
     except solr.SolrLineError as exc:
         raise validation(f"Malformed Solr synonyms at line {exc.line}: nothing was imported",
                          [{"path": "solr", "line": exc.line, "message": exc.message}]) from exc
+    except solr.TooManyEntries as exc:
+        raise quota_exceeded(f"The index has room for {room} more synonyms on this plan (the text holds more):"
+                             " nothing was imported") from exc
     out: list[dict[str, Any]] = []
     for line, entry in entries:
-        fields, faults = check_entry(SynonymIn.model_validate(entry))
+        try:
+            fields, faults = check_entry(SynonymIn.model_validate(entry))
+        except ValidationError as exc:
+            faults = [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
         if faults:
             fault = faults[0]
             raise validation(f"Invalid synonym at line {line}: nothing was imported",
@@ -179,12 +201,16 @@ def _parsed_solr(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def import_entries(db: Session, index: Index, *, items: list[dict[str, Any]] | None, text: str | None,
+def import_entries(db: Session, index: Index, *, items: list[SynonymIn] | None, text: str | None,
                    mode: str) -> tuple[int, int]:
     """All or nothing: every entry is checked before anything is written. ``(imported, total)``."""
     if (items is None) == (text is None):
         raise validation("Send either items or solr", [{"path": "items", "message": "exactly one of items, solr"}])
-    entries = _parsed_items(items) if items is not None else _parsed_solr(text or "")
+    room = _free(db, index, replacing=mode == "replace")
+    if items is not None and len(items) > room:  # before a single item is read
+        raise quota_exceeded(f"The index has room for {room} more synonyms on this plan ({len(items)} sent):"
+                             " nothing was imported")
+    entries = _parsed_items(items) if items is not None else _parsed_solr(text or "", room)
     _room(db, index, len(entries), replacing=mode == "replace")
     if mode == "replace":
         repository.delete_all(db, index.id)
@@ -198,4 +224,12 @@ def export(db: Session, index: Index, fmt: str) -> dict[str, Any]:
     items = [to_out(row) for row in repository.list_for_index(db, index.project_id, index.id, None, None)]
     if fmt == "solr":
         return {"solr": solr.render(items)}
-    return {"items": items}
+    return {"items": items, "nextCursor": None}
+
+
+def list_page(db: Session, project_id: str, index_id: str, limit: int, cursor: str | None) -> tuple[list[Synonym], str | None]:
+    """One page of the index's Synonym rows, and the cursor of the next page."""
+    after = decode_cursor(cursor)[0] if cursor else None
+    rows = repository.list_for_index(db, project_id, index_id, after, limit + 1)
+    next_cursor = encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import Query
+from pydantic.config import JsonDict
 
 from control_plane.access import ProjectRead
 from control_plane.deps import SessionDep
@@ -16,19 +18,27 @@ router = api_router(tags=["tasks"])
 
 
 def _split(values: list[str] | None) -> list[str] | None:
-    """Repeated and comma-separated values alike (``?status=a&status=b`` or ``?status=a,b``)."""
+    """Repeated and comma-separated values alike (``?status=a&status=b`` or ``?status=a,b``); an
+    empty one is no value of the list (400), as the document's pattern says."""
     if not values:
         return None
-    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return out or None
+    return [v.strip() for value in values for v in value.split(",")]
+
+
+def _one_or_more(values: tuple[str, ...]) -> JsonDict:
+    """The values of a filter, one or several joined by commas."""
+    one = "(" + "|".join(re.escape(value) for value in values) + ")"
+    return {"items": {"type": "string", "pattern": f"^{one}(,{one})*$"}}
 
 
 @router.get("/projects/{project_id}/tasks", summary="List tasks (newest first)")
 def list_tasks(
     access: ProjectRead,
     db: SessionDep,
-    status: Annotated[list[str] | None, Query(description="enqueued, processing, succeeded, failed, canceled")] = None,
-    type: Annotated[list[str] | None, Query(description="Task types, e.g. documents.upsert")] = None,
+    status: Annotated[list[str] | None, Query(description="enqueued, processing, succeeded, failed, canceled",
+                                             json_schema_extra=_one_or_more(service.TASK_STATUSES))] = None,
+    type: Annotated[list[str] | None, Query(description="Task types, e.g. documents.upsert",
+                                           json_schema_extra=_one_or_more(service.TASK_TYPES))] = None,
     index_id: Annotated[str | None, Query(alias="indexId")] = None,
     limit: Limit = 20,
     cursor: Cursor = None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from control_plane.db import Base, utcnow
@@ -40,3 +40,18 @@ class Task(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+
+
+class TaskRunnerBeat(Base):
+    """A task runner alive at ``heartbeat_at`` (Unix seconds).
+
+    Every runner (in-process in ``shopsearch serve`` or a ``shopsearch worker``) writes its row every
+    few seconds while its claim loop runs and deletes it when it stops; the status route counts the
+    rows heard from lately (:mod:`control_plane.task.heartbeats`). No tenant: runners are the
+    operator's.
+    """
+
+    __tablename__ = "task_runners"
+
+    id: Mapped[str] = mapped_column(String(120), primary_key=True)
+    heartbeat_at: Mapped[float] = mapped_column(Float)

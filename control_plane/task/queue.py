@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import exists, or_, select, update
-from sqlalchemy.orm import Session, aliased, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.db import utcnow
-from control_plane.task.models import Task
+from control_plane.task import owners, repository
 from control_plane.task.service import ACTIVE_STATUSES
 
 _SQLITE_CLAIM_LOCK = threading.Lock()
@@ -88,42 +87,14 @@ def _claim(
     postgres: bool,
 ) -> Claim | None:
     now = utcnow()
-    earlier = aliased(Task)
-    blocked = exists().where(
-        earlier.index_id == Task.index_id,
-        earlier.status.in_(ACTIVE_STATUSES),
-        earlier.pk < Task.pk,
-    )
-    claimable = or_(
-        Task.status == "enqueued",
-        Task.lease_expires_at.is_(None),
-        Task.lease_expires_at < now,
-    )
-    query = select(Task).where(Task.status.in_(ACTIVE_STATUSES), claimable, ~blocked)
-    if exclude_indices:
-        query = query.where(Task.index_id.not_in(list(exclude_indices)))
-    query = query.order_by(Task.pk).limit(1)
-    if postgres:
-        query = query.with_for_update(skip_locked=True, of=Task)
     with sessions.begin() as db:
-        task = db.scalar(query)
+        task = repository.next_claimable(db, ACTIVE_STATUSES, now, exclude_indices, lock=postgres)
         if task is None:
             return None
         # taken after the candidate was seen claimable, so after the previous task's finish
         started = utcnow()
-        result = db.execute(
-            update(Task)
-            .where(Task.pk == task.pk, Task.status.in_(ACTIVE_STATUSES), claimable)
-            .values(
-                status="processing",
-                lease_owner=owner,
-                lease_expires_at=started + timedelta(seconds=lease_seconds),
-                started_at=started,
-                attempts=Task.attempts + 1,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        if not result.rowcount:  # type: ignore[attr-defined]
+        if not repository.take_lease(db, task.pk, ACTIVE_STATUSES, now, owner=owner, started=started,
+                                     expires=started + timedelta(seconds=lease_seconds)):
             return None
         return Claim(
             pk=task.pk,
@@ -140,32 +111,34 @@ def _claim(
         )
 
 
+def free_dead_leases(sessions: sessionmaker[Session]) -> list[str]:
+    """End the leases held by runners of this machine whose process is gone (a crash): their tasks
+    are claimable at once instead of when the lease expires (:mod:`.owners`). The runners freed."""
+    with sessions() as db:
+        held = repository.lease_owners(db)
+    dead = [owner for owner in held if owners.gone(owner)]
+    if dead:
+        with sessions.begin() as db:
+            for owner in dead:
+                repository.expire_leases(db, owner)
+    return dead
+
+
 def renew(sessions: sessionmaker[Session], claim: Claim, details: dict[str, Any] | None = None) -> bool:
     """Extend the lease; returns whether cancellation was requested. Raises LeaseLost."""
     values: dict[str, Any] = {"lease_expires_at": utcnow() + timedelta(seconds=claim.lease_seconds)}
     if details is not None:
         values["details"] = details
     with sessions.begin() as db:
-        result = db.execute(
-            update(Task)
-            .where(Task.pk == claim.pk, Task.lease_owner == claim.owner, Task.status == "processing")
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
-        if not result.rowcount:  # type: ignore[attr-defined]
+        if not repository.update_leased(db, claim.pk, claim.owner, **values):
             raise LeaseLost(claim.id)
-        return bool(db.scalar(select(Task.cancel_requested).where(Task.pk == claim.pk)))
+        return repository.cancel_requested(db, claim.pk)
 
 
 def save_payload(db: Session, claim: Claim) -> None:
     """Store the claim's payload (resumption state) in the caller's transaction; raises LeaseLost."""
-    result = db.execute(
-        update(Task)
-        .where(Task.pk == claim.pk, Task.lease_owner == claim.owner, Task.status == "processing")
-        .values(payload=dict(claim.payload), details=dict(claim.details))
-        .execution_options(synchronize_session=False)
-    )
-    if not result.rowcount:  # type: ignore[attr-defined]
+    if not repository.update_leased(db, claim.pk, claim.owner, payload=dict(claim.payload),
+                                    details=dict(claim.details)):
         raise LeaseLost(claim.id)
 
 
@@ -185,29 +158,20 @@ def finish(
     before_finish = claim.extra.get("before_finish")
     if before_finish is not None:
         before_finish()
-    result = db.execute(
-        update(Task)
-        .where(Task.pk == claim.pk, Task.lease_owner == claim.owner, Task.status == "processing")
-        .values(
-            status=status,
-            finished_at=utcnow(),
-            details=details if details is not None else dict(claim.details),
-            error=error,
-            lease_owner=None,
-            lease_expires_at=None,
-        )
-        .execution_options(synchronize_session=False)
-    )
-    if not result.rowcount:  # type: ignore[attr-defined]
+    if not repository.update_leased(
+        db, claim.pk, claim.owner,
+        status=status,
+        finished_at=utcnow(),
+        details=details if details is not None else dict(claim.details),
+        error=error,
+        lease_owner=None,
+        lease_expires_at=None,
+    ):
         raise LeaseLost(claim.id)
 
 
 def release(sessions: sessionmaker[Session], claim: Claim, retry_in: float) -> None:
     """Give the task back (transient failure); it is claimable again after ``retry_in`` seconds."""
     with sessions.begin() as db:
-        db.execute(
-            update(Task)
-            .where(Task.pk == claim.pk, Task.lease_owner == claim.owner, Task.status == "processing")
-            .values(lease_owner=None, lease_expires_at=utcnow() + timedelta(seconds=retry_in))
-            .execution_options(synchronize_session=False)
-        )
+        repository.update_leased(db, claim.pk, claim.owner, lease_owner=None,
+                                 lease_expires_at=utcnow() + timedelta(seconds=retry_in))

@@ -1,7 +1,9 @@
 """Task types: what runs a task of each type, and what undoes its partial work.
 
-Handlers register here (``control_plane.task.handlers`` at import); the runner looks them up here.
-Neither imports the other's module for it, so there is no runner <-> handlers circle.
+Each domain's task module (``document/tasks.py``, ``suggestion/tasks.py`` …) describes its types
+and maintenance jobs as a :class:`TaskModule`; :mod:`control_plane.wiring` names those modules in
+one list and installs them here before a runner starts, and the runner looks them up here. Nothing
+registers itself on import, and ``task/`` imports no domain.
 """
 
 from __future__ import annotations
@@ -68,15 +70,22 @@ class TaskType:
     cleanup: Cleanup | None = None
 
 
+@dataclass(frozen=True)
+class TaskModule:
+    """What one domain's task module runs: its task types and the maintenance jobs it schedules."""
+
+    types: tuple[TaskType, ...] = ()
+    #: jobs the runner runs every ``MAINTENANCE_SECONDS`` (expired sessions, scheduled feeds)
+    maintenance: tuple[Maintenance, ...] = ()
+
+
 TASK_TYPES: dict[str, TaskType] = {}
 MAINTENANCE: list[Maintenance] = []
 
 
-def register_task_type(name: str, handler: Handler, cleanup: Cleanup | None = None) -> None:
-    TASK_TYPES[name] = TaskType(name, handler, cleanup)
-
-
-def register_maintenance(fn: Maintenance) -> None:
-    """A job the runner runs every ``MAINTENANCE_SECONDS`` (expired sessions, scheduled feeds)."""
-    if fn not in MAINTENANCE:
-        MAINTENANCE.append(fn)
+def install(modules: tuple[TaskModule, ...]) -> None:
+    """Add ``modules``' types and jobs to what runners run, in that order. Installing again changes
+    nothing (nothing is removed meanwhile: runners of other apps in the process may be reading)."""
+    for module in modules:
+        TASK_TYPES.update((task_type.name, task_type) for task_type in module.types)
+        MAINTENANCE.extend(fn for fn in module.maintenance if fn not in MAINTENANCE)

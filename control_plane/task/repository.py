@@ -3,13 +3,15 @@ the index-wide ones serve the index's own service and the task runner."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, delete, distinct, exists, func, or_, select, update
+from sqlalchemy.orm import Session, aliased
 
 from control_plane.db import utcnow
-from control_plane.task.models import Task
+from control_plane.task.models import Task, TaskRunnerBeat
 
 
 def get_task(db: Session, project_id: str, task_id: str) -> Task | None:
@@ -98,3 +100,108 @@ def request_cancel_of_index(db: Session, index_id: str) -> None:
         .values(cancel_requested=True)
         .execution_options(synchronize_session=False)
     )
+
+
+def task_exists(db: Session, project_id: str, index_id: str | None, task_id: str) -> bool:
+    """The project's task (``index_id``: an index-scoped key sees only that index's tasks)."""
+    task_index = db.scalar(select(Task.index_id).where(Task.id == task_id, Task.project_id == project_id))
+    return task_index is not None and index_id in (None, task_index)
+
+
+def waiting(db: Session) -> tuple[int, datetime | None]:
+    """How many tasks are enqueued, and when the oldest of them was."""
+    count, oldest = db.execute(select(func.count(), func.min(Task.created_at)).where(Task.status == "enqueued")).one()
+    return int(count), oldest
+
+
+def busy_runners(db: Session) -> int:
+    """Task runners holding a live lease on a task right now."""
+    return int(db.scalar(select(func.count(distinct(Task.lease_owner)))
+                         .where(Task.status == "processing", Task.lease_expires_at > utcnow())) or 0)
+
+
+# --------------------------------------------------------------------------- runner heartbeats
+def beat(db: Session, runner_id: str, at: float) -> None:
+    """Record that the runner is alive at ``at``; rows of runners gone for an hour (killed without
+    stopping) are dropped meanwhile."""
+    row = db.get(TaskRunnerBeat, runner_id)
+    if row is None:
+        db.add(TaskRunnerBeat(id=runner_id, heartbeat_at=at))
+    else:
+        row.heartbeat_at = at
+    db.execute(delete(TaskRunnerBeat).where(TaskRunnerBeat.heartbeat_at < at - 3600))
+
+
+def forget_runner(db: Session, runner_id: str) -> None:
+    db.execute(delete(TaskRunnerBeat).where(TaskRunnerBeat.id == runner_id))
+
+
+def runners_since(db: Session, since: float) -> int:
+    """How many runners were heard from at or after ``since``."""
+    return int(db.scalar(select(func.count()).select_from(TaskRunnerBeat).where(TaskRunnerBeat.heartbeat_at >= since)) or 0)
+
+
+# --------------------------------------------------------------------------- the queue's claims and leases
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    """Waiting, or leased by a runner whose lease ran out."""
+    return or_(Task.status == "enqueued", Task.lease_expires_at.is_(None), Task.lease_expires_at < now)
+
+
+def next_claimable(db: Session, active: Sequence[str], now: datetime, exclude_indices: set[str] | None, *,
+                   lock: bool) -> Task | None:
+    """The oldest claimable task whose index has no earlier active task; ``lock`` (PostgreSQL): the
+    row is locked, and rows other runners hold are skipped."""
+    earlier = aliased(Task)
+    blocked = exists().where(earlier.index_id == Task.index_id, earlier.status.in_(active), earlier.pk < Task.pk)
+    query = select(Task).where(Task.status.in_(active), _claimable(now), ~blocked)
+    if exclude_indices:
+        query = query.where(Task.index_id.not_in(list(exclude_indices)))
+    query = query.order_by(Task.pk).limit(1)
+    if lock:
+        query = query.with_for_update(skip_locked=True, of=Task)
+    return db.scalar(query)
+
+
+def take_lease(db: Session, pk: int, active: Sequence[str], now: datetime, *, owner: str, started: datetime,
+               expires: datetime) -> bool:
+    """Mark the task processing under ``owner``'s lease, if it is still claimable; whether it was."""
+    result = db.execute(
+        update(Task)
+        .where(Task.pk == pk, Task.status.in_(active), _claimable(now))
+        .values(status="processing", lease_owner=owner, lease_expires_at=expires, started_at=started,
+                attempts=Task.attempts + 1)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def update_leased(db: Session, pk: int, owner: str, **values: Any) -> bool:
+    """Set ``values`` on the processing task if ``owner`` still holds its lease; whether it did."""
+    result = db.execute(
+        update(Task)
+        .where(Task.pk == pk, Task.lease_owner == owner, Task.status == "processing")
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def cancel_requested(db: Session, pk: int) -> bool:
+    return bool(db.scalar(select(Task.cancel_requested).where(Task.pk == pk)))
+
+
+def lease_owners(db: Session) -> list[str]:
+    """The runners holding a lease of a task being processed."""
+    return [o for o in db.scalars(select(Task.lease_owner).distinct().where(
+        Task.status == "processing", Task.lease_owner.is_not(None))) if o]
+
+
+def expire_leases(db: Session, owner: str) -> int:
+    """End the leases ``owner`` holds (its tasks are claimable at once); how many."""
+    result = db.execute(
+        update(Task)
+        .where(Task.status == "processing", Task.lease_owner == owner)
+        .values(lease_expires_at=utcnow() - timedelta(seconds=1))
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -5,14 +5,13 @@ It runs in-process in ``shopsearch serve`` (started by the app's startup hook wh
 A claim loop thread takes tasks while worker slots are free (never two of one index, see
 :mod:`control_plane.task.queue`); it wakes on an in-process event, set right after the commit of a
 request that enqueued (``task.service.enqueue``), and otherwise polls every ``poll_interval`` seconds.
-Task types and what runs them: :mod:`control_plane.task.registry`.
+Task types and what runs them: :mod:`control_plane.task.registry`, filled from the domains' task
+modules by :func:`control_plane.wiring.install` before a runner starts.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,18 +22,12 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.epochs import bump_index_epoch
 from control_plane.shard import HostError, ShardBridge
-from control_plane.sharedstate import SharedState, make_shared_state
-from control_plane.status import heartbeats
-from control_plane.task import (
-    handlers,  # noqa: F401 - registers the built-in task types
-    queue,
-)
+from control_plane.state import Epochs, SharedState, open_state
+from control_plane.task import heartbeats, owners, queue
 from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
 from control_plane.task.registry import MAINTENANCE, TASK_TYPES, TaskContext
 from control_plane.task.service import add_waker, remove_waker
-from shared.ids import new_id
 from shared.settings import Settings
 
 log = logging.getLogger("shopsearch.tasks")
@@ -63,10 +56,11 @@ class TaskRunner:
         self.concurrency = max(1, concurrency)
         self.lease_seconds = lease_seconds
         self.poll_interval = poll_interval
-        self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{new_id('run')}"
+        self.owner = name or owners.runner_name()
         self.maintenance = maintenance
         # Where index epochs live (Redis when configured): bumped when a task ends, retiring cached answers.
-        self.state = state if state is not None else make_shared_state(settings)
+        self.state = state if state is not None else open_state(settings)
+        self.epochs = Epochs(self.state)
         self.checkpoint_hook: Callable[[TaskContext], None] | None = None
         self._event = threading.Event()
         self._stop = threading.Event()
@@ -77,6 +71,7 @@ class TaskRunner:
         self._pool: ThreadPoolExecutor | None = None
         self._last_maintenance = 0.0
         self._last_beat = 0.0
+        self._last_disk_check = 0.0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -141,6 +136,7 @@ class TaskRunner:
             try:
                 self.state.replay()  # epoch bumps kept while Redis was unreachable
                 self._maybe_beat()
+                self._maybe_check_disk()
                 self._maybe_maintain()
                 claimed = self._claim_some()
                 if failing_since:
@@ -191,7 +187,7 @@ class TaskRunner:
     def _bump_epoch(self, claim: Claim) -> None:
         """What search answers may have changed: retire the index's cached answers (every instance)."""
         try:
-            bump_index_epoch(self.state, claim.index_id)
+            self.epochs.bump(claim.index_id)
         except Exception:  # noqa: BLE001 - answers then live until their TTL; never fail the runner
             log.warning("bumping the epoch of index %s failed", claim.index_id, exc_info=True)
 
@@ -293,11 +289,27 @@ class TaskRunner:
         if time.monotonic() - self._last_beat < heartbeats.BEAT_SECONDS:
             return
         self._last_beat = time.monotonic()
+        try:  # a crashed runner of this machine: its tasks are taken at once, not when its lease ends
+            freed = queue.free_dead_leases(self.sessions)
+            if freed:
+                log.warning("the runners %s are gone (their process ended): their tasks are resumed", freed)
+        except Exception:  # noqa: BLE001 - tried again at the next beat
+            log.debug("looking for the leases of ended runners failed", exc_info=True)
         try:
             with self.sessions.begin() as db:
                 heartbeats.beat(db, self.owner)
         except Exception:  # noqa: BLE001 - a missed beat must not stop the claiming (tried again next round)
             log.debug("writing the heartbeat of %s failed", self.owner, exc_info=True)
+
+    def _maybe_check_disk(self) -> None:
+        """Report replicas whose disk refuses writes (they serve from memory and retry by themselves)."""
+        if time.monotonic() - self._last_disk_check < heartbeats.DISK_REPORT_SECONDS:
+            return
+        self._last_disk_check = time.monotonic()
+        try:
+            heartbeats.report_disk(self.state, self.bridge.persist_failures())
+        except Exception:  # noqa: BLE001 - checked again in a second
+            log.debug("checking the shards' disk failed", exc_info=True)
 
     def _maybe_maintain(self) -> None:
         if not self.maintenance or time.monotonic() - self._last_maintenance < MAINTENANCE_SECONDS:
@@ -318,8 +330,9 @@ def _final_details(details: dict[str, Any]) -> dict[str, Any]:
 
 
 def _transient(exc: BaseException) -> bool:
-    """Failures worth a retry: the shard hosts or the database were unreachable."""
-    if isinstance(exc, HostError):
+    """Failures worth a retry: the shard hosts or the database were unreachable, or the disk refused
+    a shard's files (a new generation's directory, say: read-only, full)."""
+    if isinstance(exc, HostError | OSError):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True

@@ -29,7 +29,11 @@ class TaskOut(WireModel):
     created_at: Timestamp
     started_at: Timestamp | None
     finished_at: Timestamp | None
-    details: dict[str, Any]
+    details: dict[str, Any] = Field(description=(
+        "Counts (received, indexed, deleted, previousDocCount) and progress. An upload or feed sync into an "
+        "index with a dynamic mapping adds fieldsAdded [{field, type}], mappingTaskId (the rebuild that "
+        "indexes them), conflicts [{path, message, field, type, id}] with conflictCount (values not of their "
+        "field's type: stored, not indexed as that type) and unmapped [{field, path, message}]"))
     error: TaskError | None
 
     @field_validator("details", mode="before")

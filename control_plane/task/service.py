@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -85,6 +86,11 @@ def get_task(db: Session, project_id: str, task_id: str, index_scope: str | None
     return task
 
 
+def find_task_any_project(db: Session, task_id: str) -> Task | None:
+    """The task with this id in whichever project holds it: an operator sees every project."""
+    return repository.find_task_any_project(db, task_id)
+
+
 def list_tasks(
     db: Session,
     project_id: str,
@@ -142,3 +148,13 @@ def cancel_all_for_index(db: Session, index_id: str) -> None:
     """An index being deleted: its waiting tasks are canceled, a running one stops at its next step."""
     repository.cancel_enqueued_of_index(db, index_id, {"code": "NOT_FOUND", "message": "The index was deleted"})
     repository.request_cancel_of_index(db, index_id)
+
+
+def waiting(db: Session) -> tuple[int, datetime | None]:
+    """How many tasks wait to be claimed, and since when the oldest does."""
+    return repository.waiting(db)
+
+
+def busy_runners(db: Session) -> int:
+    """Task runners holding a live lease on a task right now."""
+    return repository.busy_runners(db)

@@ -6,7 +6,7 @@ storefront query. Searches are small, frequent and read-only, so an actor also s
 Unix socket (:class:`ChannelServer`) and an API process on the same node sends them there
 (:class:`ChannelClient`); everything else - placement, restarts, applies, probes, fail-over,
 retries - stays Ray calls. Across nodes searches stay Ray calls (batched, see
-:mod:`.ray_host`).
+:mod:`.transport`).
 
 * The socket is in Linux's abstract namespace (``\\0shopsearch-<pid>-<random>``): nothing to clean
   up when the actor dies, and a restarted actor has a new address. Every connection's peer must be
@@ -21,7 +21,7 @@ retries - stays Ray calls. Across nodes searches stay Ray calls (batched, see
   engine serialising what it must.
 * A client whose connection breaks, or whose oldest request waited longer than its timeout (the
   actor hangs), closes it: every request in flight settles as "unavailable" (``None``) and the
-  caller takes Ray's path (fail-over, retries, revival) - see ``_Lane`` in :mod:`.ray_host`.
+  caller takes Ray's path (fail-over, retries, revival) - see ``Lane`` in :mod:`.transport`.
 """
 
 from __future__ import annotations

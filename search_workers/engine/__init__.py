@@ -4,9 +4,11 @@ It speaks the typed contract of ``shared.contract``: ``ShardEngine.apply`` takes
 objects, ``ShardEngine.search`` takes a ``Query`` and answers an ``Answer``.
 
 * ``shard.py``: :class:`ShardEngine`, one shard's lifecycle (open, load, rewrite), writes and reads.
-* ``search.py``: the search pipeline over the in-memory index; ``query.py``: clause building,
-  scoring, filters and highlighting it uses.
-* ``memindex.py``: the in-memory index; ``analysis.py``: text analysis; ``mapping.py``: mappings.
+* ``search.py``: the search pipeline over the in-memory index, a module per stage: ``clauses.py``
+  (with ``expansions.py``) -> ``candidates.py`` (``relax.py``) -> ``filters.py`` -> ``scoring.py``
+  -> ``facets.py``, ``ranking.py`` -> ``highlight.py``.
+* ``memindex.py``: the in-memory index; ``values.py``: document values as columns read them;
+  ``analysis.py``: text analysis; ``mapping.py``: mappings.
 * ``whoosh_store.py``: the Whoosh index on disk (the one module patching Whoosh internals);
   ``persist.py``: write-behind commits in a helper process; ``snapshot.py``: the memory snapshot.
 

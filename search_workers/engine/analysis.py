@@ -13,7 +13,7 @@ Tokenization keeps product codes and numbers findable in all their spellings:
 * nothing is dropped: no stop words, single letters and digits are real terms.
 
 At query time the text is cut into the same atoms, in order; adjacent atoms are also tried
-glued together (``"sm g930"`` -> ``smg930``, ``"iphone 8"`` -> ``iphone8``), see ``query.py``.
+glued together (``"sm g930"`` -> ``smg930``, ``"iphone 8"`` -> ``iphone8``), see ``clauses.py``.
 Everything is cached per distinct chunk, so analysing a catalog costs a dict lookup per word
 for words already seen.
 """

@@ -5,20 +5,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shared.mapping import (
+    ANALYZERS,
+    FIELD_NAME_PATTERN,
+    FIELD_TYPES,
+    FLAGS,
+    LANGUAGES,
+    NUMERIC_TYPES,
+    PLAIN,
+    SEARCHABLE_TYPES,
+)
+
 from .errors import MappingError
 
-LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
-FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]")
-NUMERIC_TYPES = ("integer", "float", "date")
-_FLAGS = ("searchable", "filterable", "facetable", "sortable", "retrievable", "suggest")
+__all__ = ["ANALYZERS", "FIELD_TYPES", "LANGUAGES", "NUMERIC_TYPES", "PLAIN", "SEARCHABLE_TYPES", "FieldSpec",
+           "analysis_of", "compile_mapping", "validate_mapping"]
+
+_FLAGS = FLAGS
 _KNOWN_KEYS = set(_FLAGS) | {"type", "analyzer"}
-# A field's analyzer overrides the index language for that field, when indexing and querying:
-# one of the languages (that language's stemmer) or PLAIN (words case- and accent-folded, never
-# stemmed: brand names, codes, a field in several languages).
-PLAIN = "plain"
-ANALYZERS = LANGUAGES + (PLAIN,)
-SEARCHABLE_TYPES = ("text", "keyword", "keyword[]")
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
+_NAME_RE = re.compile(FIELD_NAME_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,10 @@ def validate_mapping(mapping: dict, language: str) -> None:
     if not isinstance(mapping, dict):
         raise MappingError(errors + [{"path": "mapping", "message": "mapping must be an object"}])
     for key in mapping:
-        if key not in ("idField", "fields"):
+        if key not in ("idField", "fields", "dynamic"):
             errors.append({"path": str(key), "message": "unknown mapping key"})
+    if not isinstance(mapping.get("dynamic", False), bool):
+        errors.append({"path": "dynamic", "message": "must be a boolean"})
     id_field = mapping.get("idField", "id")
     if not isinstance(id_field, str) or not id_field:
         errors.append({"path": "idField", "message": "idField must be a non-empty string"})

@@ -27,10 +27,8 @@ terms (``bisect.insort`` for new terms), a deletion index (term and its one-char
 from __future__ import annotations
 
 import bisect
-import math
 from array import array
 from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
-from datetime import UTC, date, datetime
 from itertools import chain
 from typing import Any
 
@@ -39,6 +37,7 @@ import orjson
 
 from .analysis import CHUNK_RE, TextAnalyzer, get_analyzer
 from .mapping import FieldSpec, analysis_of
+from .values import exact_bytes, keyword_values, text_of, to_bool, to_number
 
 
 class Postings:
@@ -51,7 +50,7 @@ class Postings:
     def __init__(self) -> None:
         self.docs: np.ndarray = _EMPTY_I32
         self.tfs: np.ndarray = _EMPTY_F32
-        # cached BM25 tf part (k1/b length-normalised), see query.tf_norm
+        # cached BM25 tf part (k1/b length-normalised), see scoring.tf_norm
         self.tfn: np.ndarray | None = None
         self.tfn_key = -1
         self.pi = -1
@@ -110,96 +109,6 @@ _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_F32 = np.zeros(0, dtype=np.float32)
 
 
-def to_epoch(value: Any) -> float:
-    """ISO date/datetime string (or number) -> seconds since epoch (UTC). NaN if unparsable."""
-    if value is None or isinstance(value, bool):
-        return math.nan
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, date):
-        dt = datetime(value.year, value.month, value.day)
-    else:
-        s = str(value).strip()
-        if s.endswith("Z") or s.endswith("z"):
-            s = s[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(s)
-        except ValueError:
-            return math.nan
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
-
-
-def to_number(value: Any, ftype: str) -> float:
-    if ftype == "date":
-        return to_epoch(value)
-    if value is None or isinstance(value, bool):
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def to_bool(value: Any) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)):
-        return int(bool(value))
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v in ("true", "1", "yes"):
-            return 1
-        if v in ("false", "0", "no"):
-            return 0
-    return -1
-
-
-def keyword_values(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        out = []
-        for v in value:
-            if v is None or isinstance(v, (list, dict)):
-                continue
-            out.append(v if isinstance(v, str) else _scalar_str(v))
-        return list(dict.fromkeys(out))
-    if isinstance(value, dict):
-        return []
-    return [value if isinstance(value, str) else _scalar_str(value)]
-
-
-def _scalar_str(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def text_of(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return " \n ".join(text_of(v) for v in value)
-    if isinstance(value, dict):
-        return " ".join(text_of(v) for v in value.values())
-    return _scalar_str(value)
-
-
-def exact_bytes(data: bytes) -> bytes:
-    """A copy of exactly ``len(data)`` bytes. orjson hands out its whole output buffer (4 KiB and
-    up, whatever the length), so every kept ``dumps`` result would cost 4 KiB: 100k stored
-    documents took 400 MB instead of 70."""
-    return memoryview(data).tobytes()
-
-
 class MemIndex:
     def __init__(self, fields: dict[str, FieldSpec], analyzer: TextAnalyzer) -> None:
         self.fields = fields
@@ -249,7 +158,7 @@ class MemIndex:
         # the batch's postings: term number (Postings.pi), slot, tf; and the terms by number
         self._pend = (array("i"), array("i"), array("f"))
         self._pend_terms: list[tuple[Postings, str]] = []
-        self.expansion_cache: dict = {}  # query.py: typo/prefix expansions per term dictionary size
+        self.expansion_cache: dict = {}  # the query cache, see cached
         self.version = 0  # bumped on every change (query caches)
         self._slot_pos = np.zeros(0, dtype=np.int32)  # query scratch, see slot_positions
 
@@ -538,6 +447,16 @@ class MemIndex:
     def document(self, slot: int) -> dict | None:
         blob = self.blobs[slot]
         return None if blob is None else orjson.loads(blob)
+
+    def cached(self, key: tuple) -> tuple[dict, object]:
+        """The query cache and its entry for ``key`` (``None``: not held): typo and prefix
+        expansions, phrase postings, masks of long posting lists, kept until the next change to
+        the shard (:attr:`version`)."""
+        cache = self.expansion_cache
+        if cache.get("__version__") != self.version or len(cache) > 20000:
+            cache.clear()
+            cache["__version__"] = self.version
+        return cache, cache.get(key)
 
     def slot_positions(self) -> np.ndarray:
         """Scratch map slot -> position among a query's candidates, all -1 between queries (the

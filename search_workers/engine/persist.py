@@ -13,9 +13,11 @@ the GIL of the process that answers searches and feeds the shards.
   persisted documents.  After a crash the shard reopens at the persisted sequence and the control
   plane re-feeds everything after it (``apply`` is idempotent by sequence).
 * **Failure.**  A failed commit poisons its directory: later jobs for it are refused (applying
-  them on top of a gap would persist a sequence whose changes are missing) and the engine raises
-  ``PERSIST_FAILED`` on its next ``apply``/``flush``/``close``.  A helper that dies fails every
-  pending job the same way.
+  them on top of a gap would persist a sequence whose changes are missing), the engine's
+  ``on_error`` is called at once and its next submission raises ``PERSIST_FAILED``.  A helper that
+  dies fails every pending job the same way.  The engine recovers by itself (``ShardEngine``'s
+  repair: :meth:`Persister.release` forgets the directory here and in the helper, then the engine
+  rewrites the files from memory).
 * **Back-pressure.**  ``apply`` waits while more than ``MAX_PENDING_DOCS`` documents of its shard
   are not yet committed, so memory stays bounded and durability lags by a bounded amount.
 * ``SHOPSEARCH_ENGINE_PERSIST=inline`` runs the same commit (``whoosh_store.commit_jobs``)
@@ -36,6 +38,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -131,13 +134,14 @@ def _run(conn: Any, targets: dict[str, _Target], path: str, batch: list[tuple] |
 
 
 class _PathState:
-    __slots__ = ("persisted", "outstanding", "pending_docs", "error")
+    __slots__ = ("persisted", "outstanding", "pending_docs", "error", "on_error")
 
     def __init__(self) -> None:
         self.persisted: int | None = None
         self.outstanding: set[int] = set()
         self.pending_docs: dict[int, int] = {}
         self.error: str | None = None
+        self.on_error: Callable[[str], None] | None = None
 
 
 class Persister:
@@ -176,32 +180,51 @@ class Persister:
             except (EOFError, OSError):
                 with self._cond:
                     self._dead = "the persistence process exited"
-                    for st in self._states.values():
-                        if st.outstanding:
-                            st.error = st.error or self._dead
-                        st.outstanding.clear()
-                        st.pending_docs.clear()
+                    told = self._fail_all(self._dead)
                     self._cond.notify_all()
+                _tell(told)
                 return
+            told = []
             with self._cond:
                 st = self._state(path)
                 for j in jids:
                     st.outstanding.discard(j)
                     st.pending_docs.pop(j, None)
                 if err:
+                    first = st.error is None
                     st.error = st.error or err
+                    if first and st.on_error is not None:
+                        told.append((st.on_error, st.error))
                 elif seq is not None:
                     st.persisted = seq
                 self._cond.notify_all()
+            _tell(told)
+
+    def _fail_all(self, why: str) -> list[tuple[Callable[[str], None], str]]:
+        """Fail every directory with jobs outstanding (the helper is gone); whom to tell. Under the lock."""
+        told = []
+        for st in self._states.values():
+            if st.outstanding:
+                if st.error is None and st.on_error is not None:
+                    told.append((st.on_error, why))
+                st.error = st.error or why
+            st.outstanding.clear()
+            st.pending_docs.clear()
+        return told
 
     def alive(self) -> bool:
         return self._dead is None and self._proc.poll() is None
 
-    def submit(self, path: str, mapping: dict, language: str, ops: list[tuple], seq: int) -> None:
+    def submit(self, path: str, mapping: dict, language: str, ops: list[tuple], seq: int,
+               on_error: Callable[[str], None] | None = None) -> None:
+        """Queue a job for ``path``; ``on_error(message)`` is called (on another thread) when a
+        commit of ``path`` fails."""
         ndocs = max(1, len(ops))
         jid = next(self._ids)
         with self._cond:
             st = self._state(path)
+            if on_error is not None:
+                st.on_error = on_error
             while (st.error is None and self._dead is None and st.pending_docs
                    and sum(st.pending_docs.values()) + ndocs > MAX_PENDING_DOCS):
                 self._cond.wait(1.0)  # back-pressure
@@ -221,12 +244,9 @@ class Persister:
             except (OSError, ValueError):
                 with self._cond:
                     self._dead = self._dead or "the persistence process is gone"
-                    for st in self._states.values():
-                        if st.outstanding:
-                            st.error = st.error or self._dead
-                        st.outstanding.clear()
-                        st.pending_docs.clear()
+                    told = self._fail_all(self._dead)
                     self._cond.notify_all()
+                _tell(told)
 
     def _raise(self, st: _PathState) -> None:
         if st.error is not None:
@@ -270,6 +290,14 @@ class Persister:
             self._states.pop(path, None)
         if err is not None:
             raise EngineError(f"persisting the shard failed: {err}", "PERSIST_FAILED")
+
+
+def _tell(told: list[tuple[Callable[[str], None], str]]) -> None:
+    for on_error, why in told:
+        try:
+            on_error(why)
+        except Exception:  # noqa: BLE001 - the reader thread must go on
+            log.warning("reporting a persistence failure failed", exc_info=True)
 
 
 _PERSISTER: Persister | None = None

@@ -13,6 +13,12 @@ numpy in memory (``memindex.py``), searched by ``search.py``.
   starts from and the control plane re-feeds after.  ``flush()`` waits for the disk; ``close()``
   flushes.  ``apply`` waits when more than ``persist.MAX_PENDING_DOCS`` documents are not yet
   committed.  ``SHOPSEARCH_ENGINE_PERSIST=inline``: one Whoosh commit inside each ``apply``.
+* **A disk that refuses writes** (``PERSIST_FAILED``: permissions, a full disk, the helper gone)
+  does not stop the shard: memory keeps taking changes (search stays current; the database holds
+  every change anyway), nothing more is sent to the disk, :attr:`persist_error` says why, and a
+  repair thread retries with backoff (:data:`REPAIR_FIRST_S` doubling to :data:`REPAIR_MAX_S`)
+  to rewrite the shard's files from memory at the applied sequence.  Until it succeeds a crash
+  reopens the files at the last commit that made it, and the control plane re-feeds the rest.
 * **Memory-only mode** (``durable=False``): no Whoosh index, no persister, no snapshot, nothing
   written under ``path`` (not even the directory).  ``applied_seq`` starts at 0; ``persisted_seq``
   stays 0 (nothing would survive a restart: a reopened replica starts from 0 and must be fed
@@ -41,8 +47,10 @@ numpy in memory (``memindex.py``), searched by ``search.py``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 
 import orjson
@@ -53,9 +61,16 @@ from . import snapshot, whoosh_store
 from .analysis import get_analyzer
 from .errors import EngineError, ShardBusy
 from .mapping import compile_mapping, validate_mapping
-from .memindex import MemIndex, exact_bytes
+from .memindex import MemIndex
 from .persist import get_persister, persist_mode
 from .search import ShardSearch
+from .values import exact_bytes
+
+log = logging.getLogger("shopsearch.engine")
+
+#: the first retry of a shard's files after the disk refused a write, doubled up to ``REPAIR_MAX_S``
+REPAIR_FIRST_S = 0.25
+REPAIR_MAX_S = 4.0
 
 
 class ShardEngine:
@@ -78,6 +93,10 @@ class ShardEngine:
         self._persisted_seq = 0
         self._persister = None
         self._ix = None
+        # why the disk refused this shard's last write (None: persisting works); see the repair
+        self._persist_error: str | None = None
+        self._repairing = False
+        self._repair_lock = threading.Lock()  # the two above (never waits for the others)
         if not durable:
             return
         os.makedirs(self.path, exist_ok=True)
@@ -181,12 +200,21 @@ class ShardEngine:
                         mem.add(doc_id, entry[0], entry[1], entry[2])
                 mem.finalize()
                 self._applied_seq = new_seq
-                if self.durable and self._persister is None:
+                if self.durable and self._persister is None and self._persist_error is None:
                     self._persisted_seq = new_seq
             return new_seq
 
     def _submit(self, final: dict[str, tuple[dict, bytes, dict] | None], flushed: bool, new_seq: int) -> None:
-        """Hand the batch's Whoosh operations to the persister, or commit them inline."""
+        """Hand the batch's Whoosh operations to the persister, or commit them inline; while the
+        disk refuses writes, nothing (the repair writes memory's whole state)."""
+        if self._persist_error is not None:
+            return
+        try:
+            self._submit_ops(final, flushed, new_seq)
+        except Exception as exc:  # noqa: BLE001 - any failure to persist: memory goes on, the repair follows
+            self._failed(f"{type(exc).__name__}: {exc}")
+
+    def _submit_ops(self, final: dict[str, tuple[dict, bytes, dict] | None], flushed: bool, new_seq: int) -> None:
         ids = self._mem.id_to_slot
         ops: list[tuple] = [("flush",)] if flushed else []
         for doc_id, entry in final.items():
@@ -200,11 +228,68 @@ class ShardEngine:
         if self._persister is None:  # inline: commit before touching memory
             whoosh_store.commit_jobs(self._ix, [(ops, new_seq)], self.mapping, self.language)
         else:
-            self._persister.submit(self.path, self.mapping, self.language, ops, new_seq)
+            self._persister.submit(self.path, self.mapping, self.language, ops, new_seq, self._failed)
+
+    # ------------------------------------------------------------------ a disk that refuses writes
+    @property
+    def persist_error(self) -> str | None:
+        """Why the shard's files are behind its memory (the disk refused a write), or None."""
+        return self._persist_error
+
+    def _failed(self, why: str) -> None:
+        """A write to the disk failed (here or in the helper): stop sending, start the repair."""
+        with self._repair_lock:
+            if self._closed:
+                return
+            if self._persist_error is None:
+                log.warning("persisting shard %s failed (%s): serving from memory, retrying", self.path, why)
+            self._persist_error = why
+            if self._repairing:
+                return
+            self._repairing = True
+        threading.Thread(target=self._repair_loop, name="shard-repair", daemon=True).start()
+
+    def _repair_loop(self) -> None:
+        delay = REPAIR_FIRST_S
+        started = time.monotonic()
+        while True:
+            time.sleep(delay)
+            with self._write_lock:
+                if self._closed:
+                    return
+                try:
+                    self._rewrite_files()
+                except Exception as exc:  # noqa: BLE001 - the disk still refuses: later
+                    self._persist_error = f"{type(exc).__name__}: {exc}"
+                else:
+                    with self._repair_lock:
+                        self._persist_error = None
+                        self._repairing = False
+                    log.warning("shard %s is persisted again (after %.1f s)", self.path, time.monotonic() - started)
+                    return
+            delay = min(delay * 2, REPAIR_MAX_S)
+
+    def _rewrite_files(self) -> None:
+        """Write memory's whole state as the shard's files, at the applied sequence (write lock held)."""
+        if self._persister is not None:
+            with contextlib.suppress(EngineError):  # forget the failed directory (here and in the helper)
+                self._persister.release(self.path)
+            self._persister = get_persister()
+        mem = self._mem
+        docs = [(doc_id, blob) for doc_id, slot in mem.id_to_slot.items() if (blob := mem.blobs[slot]) is not None]
+        seq = self._applied_seq
+        snapshot.discard(self.path)
+        if self._ix is not None:
+            with contextlib.suppress(Exception):
+                self._ix.close()
+        self._ix = whoosh_store.rewrite(self.path, self._schema, docs, self._meta_blob(seq))
+        self._persisted_seq = seq
 
     @property
     def persisted_seq(self) -> int:
         """The sequence committed to disk (what a reopened shard starts from); ``<= applied_seq``."""
+        if self._persist_error is not None:
+            return self._persisted_seq
         if self._persister is not None and not self._closed:
             seq = self._persister.persisted(self.path)
             if seq is not None:
@@ -266,8 +351,23 @@ class ShardEngine:
         nothing to write, the engine is just closed."""
         with self._write_lock, self._lock:
             if not self._closed:
+                if self.durable and self._persist_error is not None and snapshot_memory:
+                    try:  # one more try of the disk: what it does not take is re-fed after the restart
+                        self._rewrite_files()
+                        self._persist_error = None
+                    except Exception as exc:  # noqa: BLE001
+                        log.warning("closing shard %s whose disk refuses writes (%s): its files stay at "
+                                    "sequence %s", self.path, exc, self._persisted_seq)
                 self._closed = True
                 if not self.durable:
+                    return
+                if self._persist_error is not None:
+                    if self._persister is not None:
+                        with contextlib.suppress(EngineError):
+                            self._persister.release(self.path)
+                    with contextlib.suppress(Exception):
+                        if self._ix is not None:
+                            self._ix.close()
                     return
                 try:
                     if self._persister is not None:

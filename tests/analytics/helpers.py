@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from control_plane.analytics.recorder import flush_analytics
 from tests.factories import make_key
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import Tenant, create_index, make_tenant, products, upload
 
 ORIGIN = "https://shop.example.com"
@@ -55,7 +56,7 @@ def _enterprise(client: TestClient, tenant: Tenant) -> None:
 
 @contextmanager
 def open_shop(app: Any) -> Iterator[Shop]:
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with StartedAppClient(app, raise_server_exceptions=False) as client:
         tenant = make_tenant(app)
         _enterprise(client, tenant)
         index = create_index(client, tenant)

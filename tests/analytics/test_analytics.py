@@ -7,11 +7,10 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from control_plane.analytics import store
+from control_plane.analytics import repository, store
 from control_plane.analytics.maintenance import purge_analytics
 from control_plane.analytics.models import QueryDay
 from control_plane.analytics.service import popular_queries
-from control_plane.search.service import search_runtime
 from tests.analytics.helpers import ORIGIN, Shop
 from tests.factories import bearer, make_key
 
@@ -22,7 +21,7 @@ def _record(shop: Shop, index_id: str, days_ago: int, q: str, total: int, times:
     for _ in range(times):
         aggregate.add_search(index_id, store.today() - timedelta(days=days_ago), q, total)
     with shop.app.state.runtime.sessions.begin() as db:
-        store.write(db, aggregate)
+        repository.write(db, aggregate)
 
 
 def test_searches_counted_once_each_with_avg_hits_and_no_results(shop: Shop):
@@ -43,7 +42,7 @@ def test_searches_counted_once_each_with_avg_hits_and_no_results(shop: Shop):
                              json={"q": "laptop", "profile": {"queryFields": {"name": {"weight": 1}}, "analytics": False}},
                              headers=shop.tenant.headers)
     assert quiet.status_code == 200, quiet.text  # analytics off: not counted
-    search_runtime(shop.app.state.runtime).events.emit(
+    shop.app.state.runtime.search.events.emit(
         {"type": "suggest", "projectId": shop.tenant.project_id, "indexId": index_id, "q": "pho", "total": 3,
          "source": "storefront", "at": store.today().isoformat() + "T10:00:00+00:00"})
 
@@ -116,6 +115,24 @@ def test_parameters_are_validated(shop: Shop):
         assert response.status_code == 400, (params, response.text)
         body = response.json()["error"]
         assert body["code"] == "VALIDATION_ERROR" and body["details"][0]["path"] == path, body
+
+
+def test_dates_outside_the_sane_range_are_400_not_500(shop: Shop):
+    """``to=9999-12-31`` overflowed ``to + 1 day`` and ``from=0001-01-05`` (or ``to``, whose default
+    ``from`` is 29 days earlier) overflowed below year 1: 500 and a reset connection."""
+    url = shop.tenant.url(shop.index_id, "/analytics")
+    for params, path in (({"to": "9999-12-31"}, "to"), ({"from": "0001-01-05"}, "from"),
+                         ({"to": "0001-01-05"}, "to"), ({"from": "9999-12-01", "to": "9999-12-31"}, "to"),
+                         ({"from": "0001-01-01", "to": "0001-01-31"}, "to"), ({"from": "1999-12-31"}, "from"),
+                         ({"to": "2100-01-01"}, "to")):
+        response = shop.client.get(url, params=params, headers=shop.tenant.headers)
+        assert response.status_code == 400, (params, response.text)
+        body = response.json()["error"]
+        assert body["code"] == "VALIDATION_ERROR" and body["details"][0]["path"] == path, (params, body)
+    edge = shop.client.get(url, params={"from": "2099-12-01", "to": "2099-12-31"}, headers=shop.tenant.headers)
+    assert edge.status_code == 200 and edge.json()["series"][-1]["date"] == "2099-12-31"
+    first = shop.client.get(url, params={"from": "2000-01-01", "to": "2000-01-10"}, headers=shop.tenant.headers)
+    assert first.status_code == 200 and first.json()["totals"]["searches"] == 0
 
 
 def test_access_and_tenancy(shop: Shop):

@@ -11,9 +11,8 @@ from control_plane.app import create_app
 from tests.analytics.helpers import Shop
 
 
-def test_two_instances_count_each_search_once(shop: Shop, backend: str, settings):
-    if backend != "postgres":
-        pytest.skip("several instances share a database on PostgreSQL + Redis")
+@pytest.mark.backend("postgres")  # several instances share a database on PostgreSQL + Redis
+def test_two_instances_count_each_search_once(shop: Shop, settings):
     index_id = shop.new_index("shared")
     url = shop.tenant.url(index_id, "/search")
     second = create_app(settings)

@@ -26,3 +26,23 @@ def test_forged_altered_and_malformed_ids_are_refused():
     assert signer.parse(flipped) is None
     for bad in ("", "q_", "q_.idx_abc", "q_!!!.idx_abc", "x_" + query_id[2:], payload, query_id + "x" * 200):
         assert signer.parse(bad) is None, bad
+
+
+def test_an_id_names_the_hits_its_search_returned_and_only_those():
+    """Issue 30, finding 2: a click is accepted for a hit of its search only. The id carries a keyed
+    tag per hit, salted per search: made-up ids pass about (hits / 65,536) of the time."""
+    signer = QueryIds("secret")
+    hits = [str(n) for n in range(100)]
+    ref = signer.parse(signer.make("idx_abc", date(2026, 3, 1), "tv", hits))
+    assert ref is not None and all(signer.returned(ref, hit) for hit in hits)
+    passed = sum(signer.returned(ref, f"junk-{n}") for n in range(20_000))
+    assert passed < 20_000 * 100 / 65_536 * 2  # about 30 expected
+    other = signer.parse(signer.make("idx_abc", date(2026, 3, 1), "tv", hits))
+    assert other is not None and other.tags != ref.tags  # salted: a tag found for one search says nothing of another
+    empty = signer.parse(signer.make("idx_abc", date(2026, 3, 1), "tv"))
+    assert empty is not None and not signer.returned(empty, "0")
+    assert sum(QueryIds("another secret").returned(ref, hit) for hit in hits) < 10  # about 0.15 expected
+    query_id = signer.make("idx_abc", date(2026, 3, 1), "tv", hits[:20])
+    payload, _, index_id = query_id.partition(".")
+    assert signer.parse(payload[:7] + "!" + payload[7:] + "." + index_id) is None  # one spelling per id
+    assert len(signer.make("idx_" + "a" * 36, date(2026, 3, 1), "tv", hits)) <= 400

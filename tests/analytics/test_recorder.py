@@ -6,11 +6,10 @@ from __future__ import annotations
 import secrets
 import time
 from datetime import timedelta
-from types import SimpleNamespace
 from typing import Any
 
 from control_plane.analytics import store
-from control_plane.analytics.recorder import Recorder, recorder
+from control_plane.analytics.recorder import Recorder
 from control_plane.analytics.service import report
 from tests.analytics.helpers import Shop
 
@@ -27,8 +26,7 @@ def _event(index_id: str, q: str = "tv") -> dict[str, Any]:
 def test_counts_are_written_without_an_explicit_flush(shop: Shop):
     """The recorder's own thread writes what it was handed within ``FLUSH_SECONDS``."""
     index_id = f"idx_{secrets.token_hex(10)}"
-    rec = recorder(shop.app.state.runtime)
-    assert rec is not None
+    rec = shop.app.state.runtime.analytics
     rec([_event(index_id)] * 3)  # a batch handed over by the search event buffer
     deadline = time.monotonic() + 15
     while _searches(shop, index_id) < 3 and time.monotonic() < deadline:
@@ -49,7 +47,7 @@ class _FlakySessions:
 def test_a_failed_write_is_kept_for_the_next(shop: Shop):
     index_id = f"idx_{secrets.token_hex(10)}"
     sessions = _FlakySessions(shop.app.state.runtime.sessions)
-    recorder = Recorder(SimpleNamespace(sessions=sessions))  # type: ignore[arg-type]
+    recorder = Recorder(sessions)  # type: ignore[arg-type]
     recorder([_event(index_id), _event(index_id, "radio")])
     recorder.flush()
     assert recorder.written == 0 and _searches(shop, index_id) == 0

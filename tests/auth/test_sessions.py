@@ -171,3 +171,26 @@ def test_another_users_session_is_not_found(app):
 
 def test_sessions_need_a_signed_in_user(app):
     assert new_client(app).get("/v1/auth/sessions").status_code == 401
+
+
+def test_cookie_routes_answer_only_the_services_own_pages(app):
+    """``SameSite=Strict`` alone let a same-site page (another port, a sibling subdomain) log a user
+    out, or race two refreshes to revoke the family: the cookie routes check Origin."""
+    client, email, token = signed_up(app)
+    own = "http://testserver"  # the test client's base: the service's own pages
+    for origin in ("http://testserver:8081", "https://testserver", "http://shop.testserver", "null"):
+        for route in ("/v1/auth/refresh", "/v1/auth/logout"):
+            refused = client.post(route, headers={"Origin": origin})
+            assert refused.status_code == 403 and code_of(refused) == "FORBIDDEN", (route, origin)
+        refused = client.post("/v1/auth/login", json={"email": email, "password": "x" * 12}, headers={"Origin": origin})
+        assert refused.status_code == 403 and code_of(refused) == "FORBIDDEN"
+    assert client.get("/v1/auth/me", headers=bearer(token)).status_code == 200  # nothing was revoked
+    assert client.post("/v1/auth/refresh", headers={"Origin": own}).status_code == 200
+    assert client.post("/v1/auth/refresh").status_code == 200  # no Origin: not a browser's page
+    assert client.post("/v1/auth/logout", headers={"Origin": own}).status_code == 204
+    assert client.get("/v1/auth/me", headers=bearer(token)).status_code == 401
+
+
+def test_docs_do_not_keep_pasted_credentials(client):
+    page = client.get("/docs")
+    assert page.status_code == 200 and '"persistAuthorization": false' in page.text

@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 import cli.tasks
 from cli.main import app as cli_app
 from control_plane.db import utcnow
-from control_plane.epochs import index_epoch
 from control_plane.org.models import Organization
 from control_plane.task.models import Task
 from shared.ids import new_id
@@ -115,7 +114,7 @@ def test_create_with_a_plan_then_change_it(app, client, run, settings):
     assert _create(run)["plan"] == "free"  # the default
     index = client.post(f"/v1/projects/{created['projectId']}/indices", headers={"Authorization": f"Bearer {created['key']}"},
                         json={"name": "p", "mapping": {"idField": "id", "fields": {"name": {"type": "text"}}}}).json()
-    before = index_epoch(runtime_of(app).state, index["id"])
+    before = runtime_of(app).epochs.current(index["id"])
 
     changed = run("tenants", "plan", created["orgId"], "enterprise", "--json")
     assert changed.exit_code == 0, changed.output
@@ -124,7 +123,7 @@ def test_create_with_a_plan_then_change_it(app, client, run, settings):
     shown = run("tenants", "show", created["orgId"], "--json")
     assert json.loads(shown.stdout)["plan"] == "enterprise"
     if settings.redis_url:  # epochs shared through Redis: the server resolves the new quota at once
-        assert index_epoch(runtime_of(app).state, index["id"]) > before
+        assert runtime_of(app).epochs.current(index["id"]) > before
 
     table = run("tenants", "plan", created["orgId"], "starter")
     assert table.exit_code == 0 and table.stdout.strip() == f"{created['orgId']} plan starter"
@@ -168,7 +167,7 @@ def test_wait_says_why_a_task_stays_enqueued(app, client, run, monkeypatch):
     tenant = make_tenant(app)
     index = create_index(client, tenant)
     other = create_index(client, tenant, name="other")
-    task_runner = runtime_of(app).extras["task_runner"]
+    task_runner = runtime_of(app).task_runner
     with task_runner.paused():
         queued = run("index", "reindex", tenant.project_id, index["id"], "--json")
         assert queued.exit_code == 0, queued.output

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, insert
 
-from benchmarks.common import ROOT
 from control_plane.db import utcnow
 from control_plane.task.models import Task
 from shared.ids import new_id
 from tests.cli.stub_status import status_body, status_server
+from tests.fixtures.server import ROOT
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 

@@ -250,7 +250,7 @@ def test_upload_after_commit_request_lands_on_new_catalog(app, client):
     session = client.post(tenant.url(index["id"], "/replace-sessions"), json={}, headers=tenant.headers).json()
     surl = tenant.url(index["id"], f"/replace-sessions/{session['id']}")
     client.post(surl + "/documents", json=products(3, start=10), headers=tenant.headers)
-    with app.state.runtime.extras["task_runner"].paused():
+    with app.state.runtime.task_runner.paused():
         commit = client.post(surl + "/commit", headers=tenant.headers).json()["taskId"]
         late = upload(client, tenant, index["id"], [{"id": "late", "name": "late arrival"}], wait=False)["taskId"]
         committing = client.get(surl, headers=tenant.headers).json()
@@ -259,6 +259,33 @@ def test_upload_after_commit_request_lands_on_new_catalog(app, client):
     assert wait_task(client, tenant.headers, tenant.project_id, late)["status"] == "succeeded"
     answer = search(client, tenant, index["id"], q="", perPage=50)
     assert sorted(h["id"] for h in answer["hits"]) == sorted(["late", "p10", "p11", "p12"])
+
+
+def test_delete_after_commit_request_stays_deleted_in_new_catalog(app, client):
+    """A delete accepted after a replace commit (its swap still to come) applies on top of the new
+    catalog, also to ids only that catalog holds: the swap must not bring them back."""
+    tenant = make_tenant(app)
+    index = create_index(client, tenant, shards=2)
+    upload(client, tenant, index["id"], products(4))  # p0..p3
+    session = client.post(tenant.url(index["id"], "/replace-sessions"), json={}, headers=tenant.headers).json()
+    surl = tenant.url(index["id"], f"/replace-sessions/{session['id']}")
+    client.post(surl + "/documents", json=products(4, start=2), headers=tenant.headers)  # p2..p5
+    with app.state.runtime.task_runner.paused():
+        commit = client.post(surl + "/commit", headers=tenant.headers).json()["taskId"]
+        # p5 only in the new catalog, p3 in both, p0 only in the old one, nope in neither
+        gone = client.post(tenant.url(index["id"], "/documents/delete"), json=["p5", "p3", "p0", "nope"],
+                           headers=tenant.headers)
+        assert gone.status_code == 202, gone.text
+    assert wait_task(client, tenant.headers, tenant.project_id, commit)["status"] == "succeeded"
+    deleted = wait_task(client, tenant.headers, tenant.project_id, gone.json()["taskId"])
+    assert deleted["status"] == "succeeded" and deleted["details"]["deleted"] == 3, deleted
+    answer = search(client, tenant, index["id"], q="", perPage=50)
+    assert sorted(h["id"] for h in answer["hits"]) == ["p2", "p4"]
+    for doc_id in ("p5", "p3", "p0"):
+        assert client.get(tenant.url(index["id"], f"/documents/{doc_id}"), headers=tenant.headers).status_code == 404
+    assert client.get(tenant.url(index["id"]), headers=tenant.headers).json()["documentCount"] == 2
+    listed = client.get(tenant.url(index["id"], "/documents"), headers=tenant.headers).json()["items"]
+    assert sorted(d["id"] for d in listed) == ["p2", "p4"]
 
 
 def test_document_quota_counts_only_when_the_sequences_come_near_it(app, client, monkeypatch):

@@ -104,6 +104,8 @@ def test_a_stored_document_the_engine_refuses_fails_only_its_own_task(app, clien
     task = wait_task(client, tenant.headers, tenant.project_id, task_id)
     assert task["status"] == "failed" and task["error"]["code"] == "VALIDATION_ERROR"
     assert "poison" in task["error"]["message"]
+    # the failed task's documents are stored: the count is taken afresh all the same (issue 39)
+    assert client.get(tenant.url(index["id"]), headers=tenant.headers).json()["documentCount"] == 5
     upload(client, tenant, index["id"], products(2, start=10))
     assert {h["id"] for h in search(client, tenant, index["id"], q="gadget")["hits"]} == {"fine"}
     assert search(client, tenant, index["id"], q="")["total"] == 6

@@ -20,8 +20,10 @@ import httpx
 import pytest
 from limits import parse
 
-from benchmarks.common import Server, make_tenant, running_server, tree_rss
+from benchmarks.common import tree_rss
 from shared.settings import Settings
+from tests.fixtures.server import Server, running_server
+from tests.fixtures.tenants import make_tenant
 
 pytestmark = pytest.mark.exclusive  # bounds unrelated requests' latency
 
@@ -67,9 +69,9 @@ def _burst(base: str, n: int, method: str, path: str, body: Callable[[int], Any]
 
 def _make_users(database_url: str, n: int) -> list[str]:
     """``n`` users with PASSWORD, straight in the database (one hash for all)."""
-    from control_plane.auth.models import User
     from control_plane.db import make_engine, make_sessionmaker
     from control_plane.security import hash_password
+    from control_plane.user.models import User
     from shared.ids import new_id
 
     password_hash = hash_password(PASSWORD)

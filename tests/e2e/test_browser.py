@@ -10,21 +10,17 @@ import functools
 import html
 import json
 import re
-import shutil
-import socket
 import subprocess
 import threading
-import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from tests.factories import make_key
+from tests.fixtures.browser import CHROMIUM
+from tests.fixtures.server import serve_in_thread
 from tests.index.helpers import create_index, make_tenant, upload
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 PAGE = """<!doctype html><html><body><ul id="results"></ul><p id="status">loading</p><script>
 fetch(%(url)s, {method: "POST", headers: {"Authorization": "Bearer " + %(key)s, "Content-Type": "application/json"},
@@ -42,25 +38,11 @@ fetch(%(url)s, {method: "POST", headers: {"Authorization": "Bearer " + %(key)s, 
 </script></body></html>"""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def api_server(app):
-    """The session's app behind a real HTTP server (its lifespan already runs under the test client)."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    """The session's app behind a real HTTP server (its lifespan already runs)."""
+    with serve_in_thread(app) as base:
+        yield base
 
 
 def _static_site(directory: Path) -> tuple[ThreadingHTTPServer, str]:

@@ -2,7 +2,8 @@
 ``shopsearch serve`` whose emails go to a local SMTP mailbox: the first-day journey end to end,
 and the error paths a merchant meets on the way.
 
-Set CABINET_SCREENSHOTS=/some/dir to keep screenshots of the main pages.
+Screenshots of the main pages are kept as test artifacts under test-artifacts/cabinet/ (ignored by
+git), or under CABINET_SCREENSHOTS=/some/dir.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import threading
 import uuid
 from collections.abc import Iterator
@@ -19,15 +19,16 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from benchmarks.common import load_products, running_server
+from benchmarks.common import load_products
+from tests.fixtures.browser import new_page
+from tests.fixtures.server import running_server
 from tests.mailbox import Mailbox
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-expect = playwright_api.expect
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PASSWORD = "correct horse battery"
-SHOTS = os.environ.get("CABINET_SCREENSHOTS")
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = os.environ.get("CABINET_SCREENSHOTS") or str(ROOT / "test-artifacts" / "cabinet")
 TIMEOUT_MS = 15_000
 
 
@@ -43,31 +44,20 @@ def cabinet() -> Iterator[tuple[str, Mailbox]]:
         box.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():  # type: ignore[no-untyped-def]
-    assert CHROMIUM, "chromium is not installed: ./dev test installs it (apt-get install chromium)"
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    context, page = new_page(browser, timeout_ms=TIMEOUT_MS)
     yield page
     context.close()
-    assert not errors, errors  # no uncaught JavaScript error on any page
+    assert not page.errors, page.errors  # no uncaught JavaScript error on any page
 
 
-def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+def _shot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
+    """A full-page screenshot kept as a test artifact."""
+    Path(SHOTS).mkdir(parents=True, exist_ok=True)
+    path = Path(SHOTS) / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
 
 
 def _static_site(directory: Path) -> tuple[ThreadingHTTPServer, str]:
@@ -135,13 +125,23 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         assert _error_code(page) == "UNAUTHENTICATED"
         _shot(page, "signin-error")
         _sign_in(page, base, email)
-        page.reload()  # the HttpOnly refresh cookie restores the session; nothing is in localStorage
+        # a new organization says what comes next
+        expect(page.locator(".empty-state")).to_contain_text("No project yet")
+        page.reload()  # the HttpOnly refresh cookie restores the session; no token is in the page's storage
         page.get_by_role("heading", level=1, name="Mia's Gadgets").wait_for()
-        assert page.evaluate("Object.keys(localStorage).length + Object.keys(sessionStorage).length") == 0
+        storage = page.evaluate("({...localStorage, ...sessionStorage})")
+        assert storage == {"shopsearch.signedIn": "1"}, storage  # only "this browser signed in"
 
-        # 3. a project, a public key (an invalid origin first) and an index (an invalid mapping first)
+        # 3. a project (then its indices with the first-run checklist), a public key (an invalid origin
+        # first) and an index (an invalid mapping first)
         page.get_by_label("New project name").fill("Web shop")
         page.get_by_role("button", name="Create project").click()
+        page.get_by_role("heading", level=1, name="Indices").wait_for()
+        steps = page.locator(".checklist li")
+        expect(steps).to_have_count(5)
+        expect(steps.first).to_contain_text("Create an index")
+        expect(steps.first.locator(".step-state")).to_have_text("Next")
+        _shot(page, "first-run-checklist")
         page.get_by_role("link", name="API keys").click()
         page.get_by_role("heading", level=1, name="API keys").wait_for()
         page.get_by_label("Name").fill("storefront")
@@ -170,7 +170,7 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         page.get_by_role("button", name="Add example product fields").click()
         _shot(page, "create-index")
         page.get_by_role("button", name="Create index").click()
-        page.get_by_role("heading", level=1, name="products").wait_for()
+        page.get_by_role("heading", level=1, name="Catalog — products").wait_for()  # the next step: its catalog
 
         # 4. upload the Best Buy catalog; the first batch's answer is lost, then the network stays down
         catalog = tmp_path / "bestbuy.json"
@@ -207,7 +207,7 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         _shot(page, "index")
 
         # 5. tune a profile in the live preview and save it
-        page.get_by_role("link", name="Search profiles & preview").click()
+        page.get_by_role("link", name="Search profiles").click()
         page.get_by_role("heading", level=1, name="Search profiles — products").wait_for()
         page.get_by_label("Search", exact=True).fill("iphone")
         total = page.locator("#preview-total")
@@ -230,10 +230,19 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         snippet = page.locator("#snippet").input_value()
         assert public_key in snippet and "/v1/search/" in snippet
         _shot(page, "profile")
+        # the section opens the saved profile again (it used to open a new one named like it: saving answered 409)
+        page.get_by_role("link", name="Overview").click()
+        page.get_by_role("heading", level=1, name="products").wait_for()
+        page.get_by_role("link", name="Search profiles").click()
+        expect(page.get_by_role("button", name="Save profile")).to_be_visible()
+        expect(page.get_by_label("Profile name")).to_have_value("storefront")
+        assert re.search(r"/profiles/prf_\w+", page.url), page.url
+        page.get_by_role("combobox", name="Profile").select_option("new")
+        expect(page.get_by_label("Profile name")).to_have_value("storefront 2")  # a name not taken yet
 
         # a mapping change that breaks the saved profile lists what to change first
-        page.get_by_role("link", name="← Index").click()
-        page.get_by_role("heading", level=1, name="products").wait_for()
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_role("heading", level=1, name="Settings — products").wait_for()
         page.get_by_label("searchable name").uncheck()
         page.get_by_role("button", name="Save mapping").click()
         assert _error_code(page) == "MAPPING_BREAKS_CONFIG"
@@ -257,11 +266,23 @@ def test_first_day_journey(page, browser, cabinet, tmp_path):  # type: ignore[no
         assert "origin" in storefront.locator("#shopsearch-total").inner_text().lower()
         storefront.close()
 
+        # every first-run step is done: the checklist is gone
+        page.get_by_role("link", name="Indices").click()
+        page.get_by_role("link", name="products").wait_for()
+        expect(page.locator(".checklist")).to_have_count(0)
+
         # sign out: a reload no longer restores the session
         page.get_by_role("button", name="Sign out").click()
         page.get_by_role("heading", level=1, name="Sign in").wait_for()
+        assert page.evaluate("localStorage.length") == 0
         page.reload()
         page.get_by_role("heading", level=1, name="Sign in").wait_for()
+        # signing in again lands on the project's indices
+        page.get_by_label("Email").fill(email)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("heading", level=1, name="Indices").wait_for()
+        page.get_by_role("link", name="products").wait_for()
     finally:
         shop.shutdown()
         other.shutdown()

@@ -3,8 +3,9 @@ sign-in) and the index settings pages (data source, integration, deleting profil
 in Debian's Chromium against a real ``shopsearch serve``.
 
 The tenant is made directly in the server's database (``create_tenant``) and filled through the API,
-so each check starts on a populated cabinet without replaying the sign-up journey.
-CABINET_SCREENSHOTS=DIR keeps a screenshot of each page at each viewport.
+so each check starts on a populated cabinet without replaying the sign-up journey. Every page is also
+checked with axe-core (``tests/browser``, installed by ``./dev test``): no serious or critical
+violation. Screenshots of each page at each viewport are kept under test-artifacts/cabinet/.
 """
 
 from __future__ import annotations
@@ -13,17 +14,20 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
-from benchmarks.common import load_products, running_server, wait_task
-from tests.e2e.test_cabinet import PASSWORD, TIMEOUT_MS, _error_code, _shot, browser  # noqa: F401
+from benchmarks.common import load_products
+from tests.e2e.test_cabinet import PASSWORD, TIMEOUT_MS, _error_code, _shot
+from tests.fixtures.server import running_server
+from tests.fixtures.tasks import wait_task
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-expect = playwright_api.expect
 SECRET = "cabinet-test-secret-" + "x" * 40
+AXE = Path(__file__).resolve().parents[1] / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "tablet": {"width": 768, "height": 1024}}
 MAPPING = {
     "idField": "id",
@@ -67,7 +71,7 @@ class Site:
 def _make_tenant(database_url: str) -> dict[str, Any]:
     from control_plane.db import make_engine, make_sessionmaker
     from control_plane.org.models import Organization
-    from control_plane.org.tenants import create_tenant
+    from control_plane.tenants.service import create_tenant
 
     engine = make_engine(database_url)
     try:
@@ -96,12 +100,13 @@ def _new_page(chromium, viewport: dict[str, int]):  # type: ignore[no-untyped-de
     return context, page, errors
 
 
-def _sign_in(page, site: Site) -> None:  # type: ignore[no-untyped-def]
+def _sign_in(page, site: Site, email: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Signs in; the cabinet lands on the indices of the organization's project."""
     page.goto(site.base + "/#/signin")
-    page.get_by_label("Email").fill(site.email)
+    page.get_by_label("Email").fill(email or site.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("heading", level=1, name="Lea's Lamps").wait_for()
+    page.get_by_role("heading", level=1, name="Indices").wait_for()
 
 
 # Names as a screen reader would announce them (aria-labelledby, aria-label, <label>, a button's
@@ -137,10 +142,26 @@ FOCUSED = """() => { const el = document.activeElement; const s = getComputedSty
            visible: el.matches(":focus-visible") && s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
 
 
+def _axe(page, label: str) -> None:  # type: ignore[no-untyped-def]
+    """axe-core on the page as it is: no serious or critical violation. Injected with evaluate(), which
+    the page's CSP (script-src 'self') does not apply to."""
+    assert AXE.exists(), "axe-core is missing: ./dev test installs it (scripts/ensure-npm.sh tests/browser)"
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    result = page.evaluate("""async () => {
+      const r = await axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+    }""")
+    assert not result, (label, result)
+
+
 def _check_page(page, label: str, tabs: int = 12) -> None:  # type: ignore[no-untyped-def]
-    """No accessibility problem, and each of the first `tabs` keyboard stops shows its focus."""
+    """No accessibility problem (ours and axe-core's), and each of the first `tabs` keyboard stops
+    shows its focus."""
     problems = page.evaluate(A11Y_PROBLEMS)
     assert not problems, (label, problems)
+    _axe(page, label)
     page.locator("h1").first.focus()
     for _ in range(tabs):
         page.keyboard.press("Tab")
@@ -166,6 +187,19 @@ def _sideways(page, label: str) -> list[tuple[str, int, int, list[str]]]:  # typ
     return [(label, width, viewport, wide)] if width > viewport else []
 
 
+# every section of an index's page (after its heading), and what shows it has loaded
+SECTION_READY = {
+    "preview": ".hit",
+    "catalog": ".doc-list li",
+    "synonyms": ".mini-preview p",
+    "rules": ".rule-list, .empty",
+    "rules/new": ".column h3",
+    "autocomplete": "#built",
+    "analytics": ".chart canvas",
+    "settings": "#feed-status p",
+}
+
+
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_layout_on_phone_and_tablet(browser, site, viewport):  # type: ignore[no-untyped-def]  # noqa: F811
     index_id, profile_id = site.index_with_profile(f"lamps-{viewport}")
@@ -177,6 +211,9 @@ def test_layout_on_phone_and_tablet(browser, site, viewport):  # type: ignore[no
         overflow += _sideways(page, "sign in")
         _shot(page, f"{viewport}-signin")
         _sign_in(page, site)
+        overflow += _sideways(page, "indices")
+        _shot(page, f"{viewport}-indices")
+        page.goto(f"{site.base}/#/org/{site.org_id}")
         page.get_by_role("link", name="Web shop").first.wait_for()
         overflow += _sideways(page, "organization")
         _shot(page, f"{viewport}-organization")
@@ -185,12 +222,17 @@ def test_layout_on_phone_and_tablet(browser, site, viewport):  # type: ignore[no
         page.locator("td", has_text="operator key").wait_for()
         overflow += _sideways(page, "keys")
         _shot(page, f"{viewport}-keys")
-        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
+        index_page = f"{site.base}/#/p/{site.project_id}/i/{index_id}"
+        page.goto(index_page)
         page.get_by_role("heading", level=1, name=f"lamps-{viewport}").wait_for()
         page.locator("tr[data-status=succeeded]").first.wait_for()
-        page.locator(".doc-list li").first.wait_for()
         overflow += _sideways(page, "index")
         _shot(page, f"{viewport}-index")
+        for section, ready in SECTION_READY.items():
+            page.goto(f"{index_page}/{section}")
+            page.locator(ready).first.wait_for()
+            overflow += _sideways(page, section)
+            _shot(page, f"{viewport}-{section.replace('/', '-')}")
         page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}/profiles/{profile_id}")
         page.get_by_role("heading", level=1, name=f"Search profiles — lamps-{viewport}").wait_for()
         expect(page.locator("#preview-total")).to_have_text(re.compile(r"^\d+ results"))
@@ -234,23 +276,27 @@ def test_accessibility_of_each_page(browser, site):  # type: ignore[no-untyped-d
         page.keyboard.press("ControlOrMeta+a")
         page.keyboard.type(PASSWORD)
         page.keyboard.press("Enter")
-        page.get_by_role("heading", level=1, name="Lea's Lamps").wait_for()
+        page.get_by_role("heading", level=1, name="Indices").wait_for()  # the project's indices
         expect(page.get_by_role("heading", level=1)).to_be_focused()  # a new page moves focus to its heading
-        page.locator("td", has_text="Web shop").wait_for()
-        _check_page(page, "organization")
+        page.locator(".checklist li").first.wait_for()
+        _check_page(page, "indices")
 
         p = f"{site.base}/#/p/{site.project_id}"
-        for url, heading, ready in (
+        pages = [
+            (f"{site.base}/#/org/{site.org_id}", "Lea's Lamps", "td"),
             (site.base + "/#/account", "Account", "tbody tr"),
             (p + "/keys", "API keys", "td"),
-            (p, "Indices", "tbody tr"),
             (f"{p}/i/{index_id}", "lamps-a11y", "tr[data-status]"),
             (f"{p}/i/{index_id}/profiles/{profile_id}", "Search profiles — lamps-a11y", ".hit"),
-        ):
+        ]
+        pages += [(f"{p}/i/{index_id}/{section}", None, ready) for section, ready in SECTION_READY.items()]
+        for url, heading, ready in pages:
             page.goto(url)
-            page.get_by_role("heading", level=1, name=heading).wait_for()
+            if heading:
+                page.get_by_role("heading", level=1, name=heading).wait_for()
             page.locator(ready).first.wait_for()
-            _check_page(page, heading, tabs=25)
+            page.wait_for_timeout(300)  # debounced previews settle
+            _check_page(page, heading or url.rsplit("/", 1)[-1], tabs=25)
     finally:
         context.close()
     assert not errors, errors
@@ -285,9 +331,10 @@ def test_index_settings_feed_integration_and_deletion(browser, site):  # type: i
 
     try:
         _sign_in(page, site)
-        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
-        page.get_by_role("heading", level=1, name="lamps-settings").wait_for()
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}/settings")
+        page.get_by_role("heading", level=1, name="Settings — lamps-settings").wait_for()
         page.get_by_text("No data source").wait_for()
+        assert not feed_requests, feed_requests  # the index says it has none: no GET .../feed for a 404
         form = page.get_by_role("form", name="Data source")
 
         # a private address is refused; the alert names the field (details[].path)
@@ -353,8 +400,8 @@ def test_index_settings_feed_integration_and_deletion(browser, site):  # type: i
             assert http.get(f"{index_url}/profiles/{profile_id}").status_code == 404
 
         # delete the index: dismissing the confirmation keeps it, accepting deletes it
-        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}")
-        page.get_by_role("heading", level=1, name="lamps-settings").wait_for()
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{index_id}/settings")
+        page.get_by_role("heading", level=1, name="Settings — lamps-settings").wait_for()
         page.once("dialog", lambda d: answer(d, False))
         page.get_by_role("button", name="Delete index").click()
         page.wait_for_timeout(200)
@@ -370,3 +417,42 @@ def test_index_settings_feed_integration_and_deletion(browser, site):  # type: i
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_create_index_with_no_fields_infers_them(browser, site):  # type: ignore[no-untyped-def]  # noqa: F811
+    """Issue 36, item 1: the create form says an empty field list is inferred, and creates an index
+    without a mapping; the example fields make an explicit one; the settings page says which."""
+    context, page, errors = _new_page(browser, {"width": 1280, "height": 900})
+    try:
+        _sign_in(page, site)
+        form = page.get_by_role("form", name="Create index")
+        form.get_by_text("the fields are inferred from the documents you upload").wait_for()
+        expect(form.get_by_label("Infer new fields from uploaded documents")).to_be_checked()
+        form.get_by_label("Index name").fill("lamps-inferred")
+        form.get_by_role("button", name="Create index").click()
+        page.get_by_role("heading", level=1, name="Catalog — lamps-inferred").wait_for()
+        inferred_id = re.search(r"/i/([^/]+)/catalog", page.url).group(1)  # type: ignore[union-attr]
+        with site.api() as http:
+            url = f"/v1/projects/{site.project_id}/indices/{inferred_id}"
+            assert http.get(url + "/mapping").json() == {"idField": "id", "fields": {}, "dynamic": True}
+            task = http.post(url + "/documents", json=[{"id": "1", "name": "Brass lamp", "price": 40}]).json()
+            assert wait_task(http, site.project_id, task["taskId"], timeout=60)["status"] == "succeeded"
+        page.goto(f"{site.base}/#/p/{site.project_id}/i/{inferred_id}/settings")
+        page.get_by_role("heading", level=1, name="Settings — lamps-inferred").wait_for()
+        expect(page.get_by_role("form", name="Mapping").get_by_label("Infer new fields from uploaded documents")).to_be_checked()
+
+        page.goto(f"{site.base}/#/p/{site.project_id}")
+        page.get_by_role("heading", level=1, name="Indices").wait_for()
+        form = page.get_by_role("form", name="Create index")
+        form.get_by_label("Index name").fill("lamps-explicit")
+        form.get_by_role("button", name="Add example product fields").click()
+        expect(form.get_by_label("Infer new fields from uploaded documents")).not_to_be_checked()
+        form.get_by_role("button", name="Create index").click()
+        page.get_by_role("heading", level=1, name="Catalog — lamps-explicit").wait_for()
+        explicit_id = re.search(r"/i/([^/]+)/catalog", page.url).group(1)  # type: ignore[union-attr]
+        with site.api() as http:
+            mapping = http.get(f"/v1/projects/{site.project_id}/indices/{explicit_id}/mapping").json()
+        assert "dynamic" not in mapping and "price" in mapping["fields"]
+        assert not errors, errors
+    finally:
+        context.close()

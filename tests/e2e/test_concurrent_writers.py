@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.common import make_tenant, running_server
+from tests.fixtures.server import running_server
+from tests.fixtures.tenants import make_tenant
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.common import running_server
 from benchmarks.hostile_search import HOSTILE_PROFILE, catalog, hostile_requests, make_shop, under_probes
+from tests.fixtures.server import running_server
 
 pytestmark = pytest.mark.exclusive  # bounds the probes' latency
 

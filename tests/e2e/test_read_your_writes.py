@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.common import Server, running_server
+from tests.fixtures.server import Server, running_server
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 

@@ -29,7 +29,9 @@ import psutil
 import pytest
 from sqlalchemy import create_engine, text
 
-from benchmarks.common import Server, make_tenant, running_server
+from tests.fixtures.server import Server, running_server
+from tests.fixtures.tasks import wait_succeeded
+from tests.fixtures.tenants import make_tenant
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
@@ -101,14 +103,7 @@ def _answers(responses: list[httpx.Response]) -> set[str]:
 
 
 def _wait(http: httpx.Client, project_id: str, task_id: str) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        task = http.get(f"/v1/projects/{project_id}/tasks/{task_id}").json()
-        if task["status"] not in ("enqueued", "processing"):
-            assert task["status"] == "succeeded", task
-            return
-        assert time.monotonic() < deadline, task
-        time.sleep(0.02)
+    wait_succeeded(http, project_id, task_id, timeout=60, pause=0.02)
 
 
 def _followers(server: Server, index_id: str) -> tuple[list[int], int]:
@@ -211,6 +206,7 @@ def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> No
     assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
 
 
+@pytest.mark.exclusive  # bounds how long searches wait (under the retry window)
 def test_without_near_replicas_both_processes_reach_the_recreated_actors() -> None:
     """Searches on the shard actors (``SHOPSEARCH_RAY_NEAR_REPLICAS=false``, the default when joining a
     cluster). Every actor of the index is killed for good: the first process to search re-creates them;

@@ -110,7 +110,7 @@ import json, sys
 from search_workers.engine.analysis import get_analyzer
 from search_workers.engine.mapping import compile_mapping
 from search_workers.engine.memindex import MemIndex
-from search_workers.engine.query import build_clauses
+from search_workers.engine.clauses import build_clauses
 from shared.contract import Typo
 _, fields = compile_mapping(json.loads(sys.argv[1]))
 mem = MemIndex(fields, get_analyzer("en"))

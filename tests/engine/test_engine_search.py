@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from benchmarks.relevance import key_of, make_typo, model_query
-from search_workers.engine.query import build_clauses, candidate_slots, plan_clauses, score_plans
+from search_workers.engine.candidates import candidate_slots, plan_clauses
+from search_workers.engine.clauses import build_clauses
+from search_workers.engine.scoring import score_plans
 from shared.contract import Boost, BoostFilter, Facet, FacetRange, FieldWeight, Query, SortKey, Typo
 
 from .conftest import FIELDS, ids

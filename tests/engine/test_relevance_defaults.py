@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from search_workers.engine import ShardEngine, query
+from search_workers.engine import ShardEngine, scoring
 from shared.contract import FieldWeight, Query
 
 from .conftest import engine_with, names
@@ -112,7 +112,7 @@ def test_a_named_brand_ranks_its_own_products_first(shop, monkeypatch):
     own = sum(d["brand"] == "Samsung" for d in docs)
     top = [h.document["brand"] for h in search(e, "samsung ").hits[:own]]
     assert top == ["Samsung"] * own
-    monkeypatch.setattr(query, "KEYWORD_VALUE_BONUS", 0.0)  # without it the cases that say it twice win
+    monkeypatch.setattr(scoring, "KEYWORD_VALUE_BONUS", 0.0)  # without it the cases that say it twice win
     assert [h.document["brand"] for h in search(e, "samsung  ").hits[:own]] != ["Samsung"] * own
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from search_workers.engine import ShardEngine, query
+from search_workers.engine import ShardEngine, scoring
 from shared.contract import Answer, FieldWeight, Query
 
 from .conftest import engine_with, names
@@ -102,11 +102,11 @@ def test_words_found_together_count_in_any_field(shop):
     e, docs = shop
     mem = e._mem
     slots = np.asarray(sorted(mem.id_to_slot[d["id"]] for d in docs if "Wireless Charg" in d["name"]), dtype=np.int32)
-    near = query.proximity_bonus(mem, "Wireless Chargers", slots, FIELDS)
+    near = scoring.proximity_bonus(mem, "Wireless Chargers", slots, FIELDS)
     assert near is not None
     # "Wireless Charger" in a name, "Wireless Chargers" as a category: both the query as a phrase
     assert near.min() >= 1.0
-    assert query.COVERAGE_SHARE > 0 and near.max() <= 1.0 + query.COVERAGE_SHARE
+    assert scoring.COVERAGE_SHARE > 0 and near.max() <= 1.0 + scoring.COVERAGE_SHARE
 
 
 def test_a_split_is_a_guess_dropped_before_real_words(shop):

@@ -14,6 +14,13 @@ BAD_NUMBERS = [
     (b'[{"a": [1, -%d]}]' % HUGE, "[0].a[1]", "integer out of range"),
     (b'{"q": "NaN and Infinity in a string are fine", "w": NaN}', "w", NOT_FINITE),
     (b'{"f": {"price": {"lte": -Infinity}}}', "f.price.lte", NOT_FINITE),
+    # literals that overflow to an infinity: -1e999 and 1e999 once shared a cache key (both null)
+    (b'{"filters": {"price": {"lt": 1e999}}}', "filters.price.lt", NOT_FINITE),
+    (b'{"filters": {"price": {"gt": -1.5E+400}}}', "filters.price.gt", NOT_FINITE),
+    (b'[{"id": "x", "price": 9.9e308}]', "[0].price", NOT_FINITE),
+    # JSON Schema counts 1e19 as an integer: the document's 64-bit bound holds for every number
+    (b'{"n": {"x": 1e19}}', "n.x", "number out of range"),
+    (b'[{"price": -9.3E+18}]', "[0].price", "number out of range"),
 ]
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from tests.factories import Account, bearer, make_account, make_key, make_project
+from tests.fixtures import tasks
 
-FINAL = ("succeeded", "failed", "canceled")
+FINAL = tasks.FINAL
 
 PRODUCT_MAPPING: dict[str, Any] = {
     "idField": "id",
@@ -64,17 +64,8 @@ def create_index(client: Any, tenant: Tenant, name: str = "products", **body: An
 
 
 def wait_task(client: Any, headers: dict[str, str], project_id: str, task_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    """Poll a task until it reaches a final state."""
-    deadline = time.monotonic() + timeout
-    while True:
-        response = client.get(f"/v1/projects/{project_id}/tasks/{task_id}", headers=headers)
-        assert response.status_code == 200, response.text
-        task = response.json()
-        if task["status"] in FINAL:
-            return task  # type: ignore[no-any-return]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"task {task_id} still {task['status']} after {timeout}s: {task}")
-        time.sleep(0.03)
+    """Poll a task until it reaches a final state (in-process: a 503 is a failure)."""
+    return tasks.wait_task(client, project_id, task_id, timeout, headers=headers, pause=0.03, retry_unavailable=False)
 
 
 def products(n: int, start: int = 0, **extra: Any) -> list[dict[str, Any]]:

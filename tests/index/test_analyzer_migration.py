@@ -11,7 +11,6 @@ from alembic import command
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from benchmarks.common import scratch_pg_database
 from control_plane.document.models import ReplaceSession
 from control_plane.index.models import Index
 from control_plane.migrate import alembic_config
@@ -20,6 +19,7 @@ from control_plane.project.models import Project
 from control_plane.task.models import Task
 from search_workers.engine import ShardEngine
 from tests.conftest import _ensure_services
+from tests.fixtures.server import scratch_pg_database
 from tests.index.helpers import insert_index_row
 
 LEGACY = {

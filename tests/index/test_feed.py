@@ -78,6 +78,23 @@ def test_feed_url_rules(app, client, feed_server):
     assert nothing.status_code == 409 and nothing.json()["error"]["code"] == "CONFLICT"
 
 
+def test_the_index_answer_carries_its_data_source(app, client):
+    """A page showing an index asks it whether a data source exists (no 404 from GET feed to learn it)."""
+    tenant = make_tenant(app)
+    index = create_index(client, tenant)
+    assert index["feed"] is None
+    assert client.get(tenant.url(index["id"]), headers=tenant.read_headers).json()["feed"] is None
+    body = {"url": "https://user:pw@93.184.216.34/x.json?token=abc", "format": "json", "schedule": "daily"}
+    put = client.put(tenant.url(index["id"], "/feed"), json=body, headers=tenant.headers)
+    assert put.status_code == 200, put.text
+    shown = client.get(tenant.url(index["id"]), headers=tenant.read_headers).json()["feed"]
+    assert shown == put.json() and "pw" not in shown["url"] and shown["schedule"] == "daily"
+    listed = client.get(f"/v1/projects/{tenant.project_id}/indices", headers=tenant.read_headers).json()["items"]
+    assert [i["feed"] for i in listed if i["id"] == index["id"]] == [shown]
+    assert client.delete(tenant.url(index["id"], "/feed"), headers=tenant.headers).status_code == 204
+    assert client.get(tenant.url(index["id"]), headers=tenant.read_headers).json()["feed"] is None
+
+
 def test_feed_sync_replaces_catalog(app, client, feed_server, allow_private):
     tenant = make_tenant(app)
     index = create_index(client, tenant, shards=2)

@@ -193,7 +193,7 @@ def test_reindex_and_cancel(app, client):
     assert search(client, tenant, index["id"], q="phone")["total"] == 15
     nothing = client.post(tenant.url(index["id"], "/reindex/cancel"), headers=tenant.headers)
     assert nothing.status_code == 409 and nothing.json()["error"]["code"] == "CONFLICT"
-    runner = app.state.runtime.extras["task_runner"]
+    runner = app.state.runtime.task_runner
     with runner.paused():
         first = client.post(tenant.url(index["id"], "/reindex"), headers=tenant.headers)
         again = client.post(tenant.url(index["id"], "/reindex"), headers=tenant.headers)

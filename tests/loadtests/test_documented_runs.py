@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from benchmarks.common import ROOT
 from loadtests import setup_tenant
+from tests.fixtures.server import ROOT
 
-DOCS = [ROOT / "loadtests" / "README.md", ROOT / "README.md"]
+DOCS = [ROOT / "loadtests" / "README.md", ROOT / "docs" / "benchmarks.md"]
 
 
 def documented() -> list[tuple[str, list[str]]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.common import ROOT, Server, running_server
+from tests.fixtures.server import ROOT, Server, running_server
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 

@@ -2,43 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.fixtures.server import serve_in_thread
 
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` (already started: its lifespan is not run again) served by uvicorn on a free port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+serving = serve_in_thread  # ``app`` (already started) served by uvicorn on a free port: its base URL
 
 
-def mcp_client(base_url: str, key: str | None) -> Client:
+def mcp_client(base_url: str, key: str | None, statuses: list[int] | None = None) -> Client:
+    """The SDK's client; ``statuses`` (when given) gets every HTTP status it was answered (the SDK
+    raises one error for any refusal, a 401 and a 500 alike)."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return Client(streamable_http_client(base_url + "/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=30)))
+
+    async def record(response: httpx2.Response) -> None:
+        if statuses is not None:
+            statuses.append(response.status_code)
+
+    http = httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [record]})
+    return Client(streamable_http_client(base_url + "/mcp", http_client=http))
 
 
 async def call_tool(base_url: str, key: str, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:

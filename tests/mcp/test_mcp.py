@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import MCPError
 
 from tests.factories import make_key
 from tests.index.helpers import (
@@ -79,8 +80,16 @@ def test_without_a_secret_key_401_or_403(base_url, app, shop):
     broken = httpx.post(base_url + "/mcp", content=b"{not json", headers={**headers, **key, "Content-Type": "application/json"})
     assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
     # the SDK's client gets no session either
-    with pytest.raises(Exception):  # noqa: B017 - the SDK raises its own error type for a 401
-        asyncio.run(_tool_names(base_url, ""))
+    statuses: list[int] = []
+
+    async def list_without_a_key() -> None:
+        async with mcp_client(base_url, "", statuses) as client:
+            await client.list_tools()
+
+    # the SDK raises the same MCPError for any non-2xx answer: the status it was answered says which
+    with pytest.RaisesGroup(pytest.RaisesGroup(MCPError)):
+        asyncio.run(list_without_a_key())
+    assert statuses and set(statuses) == {401}, statuses  # (it sends the initialize and a close)
 
 
 async def test_read_key_reads_and_may_not_write(base_url, shop):

@@ -47,8 +47,8 @@ def test_create_with_key_then_the_key_works(app, client, run):
     assert response.status_code == 200, response.text
     assert response.json()["name"] == "Main" and response.json()["orgId"] == created["orgId"]
     # the user can sign in with the given password (login is another domain; check the stored hash)
-    from control_plane.auth.models import User
     from control_plane.security import verify_password
+    from control_plane.user.models import User
     from tests.factories import runtime_of
 
     with runtime_of(app).sessions() as db:

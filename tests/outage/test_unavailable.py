@@ -12,10 +12,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
 from control_plane.db import make_engine, make_sessionmaker
-from control_plane.epochs import bump_index_epoch, index_epoch
 from control_plane.outages import unavailable_part
-from control_plane.ratelimit import RateLimiter
-from control_plane.sharedstate import RedisState, SharedStateUnavailable
+from control_plane.state import Epochs, RateLimiter, RedisState, Revocations, SharedStateUnavailable
 from shared.errors import ServiceError
 from tests.conftest import REDIS_URL
 from tests.factories import make_account, make_key, make_project, runtime_of
@@ -124,19 +122,21 @@ def test_shared_state_falls_back_and_replays_when_redis_returns() -> None:
     prefix = f"sstest:outage:{socket.gethostname()}:{_closed_port()}:"
     with TcpProxy(REDIS_PORT) as proxy:
         state = RedisState(f"redis://127.0.0.1:{proxy.port}/0", prefix)
-        assert bump_index_epoch(state, "idx_1") == 1 and index_epoch(state, "idx_1") == 1
+        epochs, revocations = Epochs(state), Revocations(state)
+        assert epochs.bump("idx_1") == 1 and epochs.current("idx_1") == 1
         proxy.cut()
         with pytest.raises(SharedStateUnavailable):
-            state.is_revoked("key", "key_1")
-        state.revoke("key", "key_1", 60)  # kept, not raised
-        assert bump_index_epoch(state, "idx_1") is None
-        first, second = index_epoch(state, "idx_1"), index_epoch(state, "idx_1")
+            state.get("revoked:key:key_1")
+        assert revocations.is_revoked("key", "key_1") is None  # unknown: the caller asks the database
+        revocations.revoke("key", "key_1", 60)  # kept, not raised
+        assert epochs.bump("idx_1") is None
+        first, second = epochs.current("idx_1"), epochs.current("idx_1")
         assert first < 0 and second < 0 and first != second  # never a value a cache could hold
         assert direct.get(prefix + "epoch:index:idx_1") == b"1"
         proxy.restore()
         state.backoff.reset()  # skip the pause before Redis is tried again
         assert state.ping()
-        assert state.is_revoked("key", "key_1") and index_epoch(state, "idx_1") == 2
+        assert revocations.is_revoked("key", "key_1") and epochs.current("idx_1") == 2
         assert 0 < int(direct.ttl(prefix + "revoked:key:key_1")) <= 60
     for name in direct.scan_iter(f"{prefix}*"):
         direct.delete(name)
@@ -144,7 +144,7 @@ def test_shared_state_falls_back_and_replays_when_redis_returns() -> None:
 
 def test_rate_limits_count_locally_while_redis_is_unreachable() -> None:
     with TcpProxy(REDIS_PORT) as proxy:
-        limiter = RateLimiter(f"redis://127.0.0.1:{proxy.port}/0", f"sstest:outage:{_closed_port()}:")
+        limiter = RateLimiter(RedisState(f"redis://127.0.0.1:{proxy.port}/0", f"sstest:outage:{_closed_port()}:"))
         proxy.cut()
         for _ in range(3):
             limiter.hit("3/minute", "login", "someone")

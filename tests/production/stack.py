@@ -28,8 +28,10 @@ from pathlib import Path
 import httpx
 import redis
 
-from benchmarks.common import ROOT, Tenant, free_port, make_tenant, scratch_pg_database
 from tests.conftest import REDIS_URL, _ensure_services
+from tests.fixtures.ports import free_port
+from tests.fixtures.server import ROOT, scratch_pg_database
+from tests.fixtures.tenants import Tenant, make_tenant
 from tests.tcp_proxy import TcpProxy
 
 ORIGIN = "https://shop.example"

@@ -21,10 +21,11 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.common import make_tenant, running_server
+from tests.fixtures.server import running_server
+from tests.fixtures.tenants import make_tenant
 from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
 from tests.production.stack import ORIGIN
-from tests.production.traffic import Accepted, Searcher, make_doc, start
+from tests.production.traffic import Accepted, Searcher, join_all, make_doc, start
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
@@ -128,8 +129,7 @@ def test_soak_search_agrees_with_database() -> None:
         finally:
             for s in searchers:
                 s.stop.set()
-            for t in threads:
-                t.join(60)
+        join_all(threads, 60)
 
         statuses = wait_tasks_settled(server.database_url, tenant.project_id, timeout=180)
         assert set(statuses) == {"succeeded"}, {k: v[:5] for k, v in statuses.items()}

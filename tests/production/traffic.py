@@ -76,6 +76,7 @@ class Accepted:
     def __init__(self) -> None:
         self.expected: dict[str, dict[str, Any] | None] = {}
         self.task_ids: list[str] = []
+        self.accepted_at: list[float] = []  # monotonic time of each 202
         self.retries = 0
         self.lock = threading.Lock()
 
@@ -89,6 +90,11 @@ class Accepted:
     def live(self) -> list[str]:
         with self.lock:
             return [i for i, b in self.expected.items() if b is not None]
+
+    def since(self, at: float) -> int:
+        """How many writes were answered 202 at or after ``at`` (monotonic)."""
+        with self.lock:
+            return sum(1 for t in self.accepted_at if t >= at)
 
 
 def send(bases: list[str], headers: dict[str, str], path: str, body: Any, accepted: Accepted,
@@ -105,7 +111,9 @@ def send(bases: list[str], headers: dict[str, str], path: str, body: Any, accept
             response = httpx.post(base + path, json=body, headers=headers, timeout=30)
             if response.status_code == 202:
                 task_id = str(response.json()["taskId"])
-                accepted.task_ids.append(task_id)
+                with accepted.lock:
+                    accepted.task_ids.append(task_id)
+                    accepted.accepted_at.append(time.monotonic())
                 return task_id
             assert response.status_code in (503, 429), (response.status_code, response.text)
         except httpx.HTTPError:
@@ -152,7 +160,52 @@ class Writer:
             time.sleep(self.pause)
 
 
-def start(target: Any) -> threading.Thread:
-    thread = threading.Thread(target=target.run, daemon=True)
+class Watched(threading.Thread):
+    """A daemon thread that keeps the exception that ended it (an assertion in ``send``, say), so the
+    test can fail on it instead of pytest printing a warning and the check comparing against the
+    writes made until the thread died."""
+
+    def __init__(self, target: Any) -> None:
+        super().__init__(target=target.run, daemon=True, name=type(target).__name__)
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except BaseException as exc:  # noqa: BLE001 - kept for the test to raise
+            self.error = exc
+
+
+def start(target: Any) -> Watched:
+    thread = Watched(target)
     thread.start()
     return thread
+
+
+def check_alive(threads: list[Watched]) -> None:
+    """Fail with the first thread's exception when one has died (each thread runs until stopped)."""
+    for thread in threads:
+        if thread.error is not None:
+            raise AssertionError(f"the {thread.name} thread failed: {thread.error!r}") from thread.error
+        assert thread.is_alive(), f"the {thread.name} thread ended before it was stopped"
+
+
+def join_all(threads: list[Watched], timeout: float) -> None:
+    """Join every thread (after its stop was set); fail when one failed or is still running."""
+    for thread in threads:
+        thread.join(timeout)
+    for thread in threads:
+        if thread.error is not None:
+            raise AssertionError(f"the {thread.name} thread failed: {thread.error!r}") from thread.error
+        assert not thread.is_alive(), f"the {thread.name} thread did not stop within {timeout} s"
+
+
+def wait_writes_accepted(accepted: Accepted, threads: list[Watched], since: float, timeout: float) -> float:
+    """Wait until a write was answered 202 after ``since`` (the writer resumed after a fault); the
+    seconds it took. Fails at once when a thread died."""
+    deadline = time.monotonic() + timeout
+    while accepted.since(since) == 0:
+        check_alive(threads)
+        assert time.monotonic() < deadline, f"no write was accepted within {timeout} s after the fault"
+        time.sleep(0.05)
+    return time.monotonic() - since

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import PRODUCT_MAPPING, create_index, make_tenant
 
 HIDE = {"hide": ["p1"]}
@@ -16,7 +16,7 @@ def rule(name: str, **body):
 
 @pytest.fixture
 def shop(app):
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_index(client, tenant)
     return tenant, index["id"]
@@ -81,6 +81,11 @@ def test_order_must_list_every_rule_once(client, shop):
     (rule("x", consequence={"pin": [{"id": "p1", "position": 0}]}), "consequence.pin[0].position"),
     (rule("x", consequence={"pin": [{"id": "p1", "position": 1}, {"id": "p2", "position": 1}]}), "consequence.pin"),
     (rule("x", consequence={"redirect": "javascript:alert(1)"}), "consequence.redirect"),
+    # paths that browsers turn into another site, and URLs that hide one
+    *[(rule("x", consequence={"redirect": r}), "consequence.redirect") for r in (
+        "/\\evil.example/x", "/%09/evil.example", "/%5C%5Cevil.example", "/x\u0001y", "//evil.example",
+        "/\t/evil.example", "/%2F/evil.example", "https://shop.example@evil.example/", "https:///x",
+        "/\u202eevil")],
     (rule("x", consequence={"replaceQuery": "  "}), "consequence.replaceQuery"),
     (rule("x", filters={"not": {"brand": ["a"]}}), "filters.not"),
     (rule("x", validity=[{"from": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"}]), "validity[0]"),

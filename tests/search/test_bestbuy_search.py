@@ -7,10 +7,10 @@ categories over description.
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import create_catalog_index, make_tenant
 
 PROFILE = {
@@ -32,7 +32,7 @@ def catalog() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def shop(app, catalog):
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_catalog_index(client, tenant, catalog, MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"), json=PROFILE, headers=tenant.headers).json()

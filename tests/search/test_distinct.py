@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import create_catalog_index, make_tenant
 
 GROUPED_MAPPING = {
@@ -44,7 +44,7 @@ def catalog() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def shop(app, catalog):
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_catalog_index(client, tenant, catalog, GROUPED_MAPPING, "bestbuy-variants")
         keys = {}

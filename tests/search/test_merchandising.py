@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
 from tests.factories import bearer, make_key
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import create_catalog_index, make_tenant
 
 PROFILE = {"name": "storefront", "queryFields": FIELDS, "facets": ["brand"], "perPage": 10,
@@ -30,7 +30,7 @@ def catalog() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def shop(app, catalog):
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_catalog_index(client, tenant, catalog, MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"), json=PROFILE, headers=tenant.headers).json()
@@ -229,3 +229,21 @@ def test_rules_test_shows_matched_rules_and_the_resulting_hits(client, shop, cat
     bad = client.post(tenant.url(index_id, "/rules/test"), json={"q": "x", "rule": {**draft, "consequence": {}}},
                       headers=tenant.headers)
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_rules_test_with_a_saved_rules_id_previews_the_edit_in_its_place(client, shop, catalog, clean):
+    tenant, index_id, profile_key, _ = shop
+    organic = top(client, shop, "charger")
+    saved = add(client, shop, "rules", {"name": "hide first", "conditions": [{"pattern": "charger", "anchoring": "is"}],
+                                        "consequence": {"hide": organic[:1]}})
+    edit = {**{k: saved[k] for k in ("id", "name", "conditions")}, "consequence": {"pin": [{"id": organic[3],
+                                                                                            "position": 1}]}}
+    response = client.post(tenant.url(index_id, "/rules/test"), json={"q": "charger", "rule": edit,
+                                                                      "profileKey": profile_key},
+                           headers=tenant.read_headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert [m["id"] for m in body["matchedRules"]] == ["draft"]  # the saved version is left out
+    assert body["appliedRules"] == ["draft"]
+    hits = [h["id"] for h in body["hits"]]
+    assert hits[0] == organic[3] and organic[0] in hits  # pinned, and organic[0] no longer hidden

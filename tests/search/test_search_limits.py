@@ -8,12 +8,21 @@ from typing import Any
 
 import pytest
 
-from control_plane.search import limits
-from control_plane.search.service import search_runtime
 from tests.factories import bearer, make_key, runtime_of
 from tests.index.helpers import create_index, make_tenant, products, upload
 
 ORIGIN = "https://shop.example.com"
+
+# The limits as the README documents them ("Search limits"), written out rather than read from
+# shared/limits.py: changing a documented limit in the code must fail here.
+MAX_QUERY_CHARS = 512
+MAX_QUERY_WORDS = 32
+MAX_FILTER_CLAUSES = 64
+MAX_FILTER_VALUES = 100
+MAX_FILTER_DEPTH = 6
+MAX_FILTER_VALUE_CHARS = 256
+MAX_FACETS = 20
+MAX_RESULT_WINDOW = 1000
 
 
 @pytest.fixture
@@ -77,7 +86,7 @@ def test_deep_filters_answer_400_naming_the_depth_limit(client, shop, depth):
     error = response.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
     if depth < 1000:  # deeper still, the body is refused as JSON the parser won't nest into
-        assert [d["limit"] for d in error["details"]] == [limits.MAX_FILTER_DEPTH]
+        assert [d["limit"] for d in error["details"]] == [MAX_FILTER_DEPTH]
 
 
 def test_nested_json_is_nested():
@@ -87,37 +96,45 @@ def test_nested_json_is_nested():
 
 
 def test_filters_at_the_limits_are_served(client, shop):
-    at_depth = _storefront(client, shop, {"filters": _nested(limits.MAX_FILTER_DEPTH)})
+    at_depth = _storefront(client, shop, {"filters": _nested(MAX_FILTER_DEPTH)})
     assert at_depth.status_code == 200, at_depth.text
-    clauses = [{"price": {"gte": 10 + i}} for i in range(limits.MAX_FILTER_CLAUSES - 1)]
+    clauses = [{"price": {"gte": 10 + i}} for i in range(MAX_FILTER_CLAUSES - 1)]
     many = _storefront(client, shop, {"filters": {"or": clauses}})
     assert many.status_code == 200, many.text
     assert many.json()["total"] == 40
-    values = _storefront(client, shop, {"filters": {"brand": ["Acme"] * limits.MAX_FILTER_VALUES}})
+    values = _storefront(client, shop, {"filters": {"brand": ["Acme"] * MAX_FILTER_VALUES}})
     assert values.status_code == 200 and values.json()["total"] == 10
+    value = _storefront(client, shop, {"filters": {"brand": {"lte": "A" * MAX_FILTER_VALUE_CHARS}}})
+    assert value.status_code == 200, value.text
+    words = _storefront(client, shop, {"q": " ".join(["phone"] * MAX_QUERY_WORDS)})
+    assert words.status_code == 200, words.text
+    chars = _storefront(client, shop, {"q": "p" * MAX_QUERY_CHARS})
+    assert chars.status_code == 200, chars.text
+    window = _storefront(client, shop, {"page": MAX_RESULT_WINDOW // 100, "perPage": 100})
+    assert window.status_code == 200, window.text
 
 
 def test_each_limit_is_named(client, shop):
-    clauses = [{"price": {"gte": i}} for i in range(limits.MAX_FILTER_CLAUSES)]
-    _refused(_storefront(client, shop, {"filters": {"or": clauses}}), "filters", limits.MAX_FILTER_CLAUSES)
-    _refused(_storefront(client, shop, {"filters": {"brand": ["Acme"] * (limits.MAX_FILTER_VALUES + 1)}}),
-             "filters.brand", limits.MAX_FILTER_VALUES)
-    long_value = "x" * (limits.MAX_FILTER_VALUE_CHARS + 1)
+    clauses = [{"price": {"gte": i}} for i in range(MAX_FILTER_CLAUSES)]
+    _refused(_storefront(client, shop, {"filters": {"or": clauses}}), "filters", MAX_FILTER_CLAUSES)
+    _refused(_storefront(client, shop, {"filters": {"brand": ["Acme"] * (MAX_FILTER_VALUES + 1)}}),
+             "filters.brand", MAX_FILTER_VALUES)
+    long_value = "x" * (MAX_FILTER_VALUE_CHARS + 1)
     _refused(_storefront(client, shop, {"filters": {"brand": {"gte": long_value}}}), "filters.brand.gte",
-             limits.MAX_FILTER_VALUE_CHARS)
-    words = " ".join(["phone"] * (limits.MAX_QUERY_WORDS + 1))
-    _refused(_storefront(client, shop, {"q": words}), "q", limits.MAX_QUERY_WORDS)
-    _refused(_storefront(client, shop, {"q": "p" * (limits.MAX_QUERY_CHARS + 1)}), "q")
-    _refused(_storefront(client, shop, {"facets": ["brand"] * (limits.MAX_FACETS + 1)}), "facets", limits.MAX_FACETS)
+             MAX_FILTER_VALUE_CHARS)
+    words = " ".join(["phone"] * (MAX_QUERY_WORDS + 1))
+    _refused(_storefront(client, shop, {"q": words}), "q", MAX_QUERY_WORDS)
+    _refused(_storefront(client, shop, {"q": "p" * (MAX_QUERY_CHARS + 1)}), "q")
+    _refused(_storefront(client, shop, {"facets": ["brand"] * (MAX_FACETS + 1)}), "facets", MAX_FACETS)
     _refused(_storefront(client, shop, {"facets": ["brand", "brand"]}), "facets")
-    window = limits.MAX_RESULT_WINDOW // 100 + 1
-    _refused(_storefront(client, shop, {"page": window, "perPage": 100}), "page", limits.MAX_RESULT_WINDOW)
+    window = MAX_RESULT_WINDOW // 100 + 1
+    _refused(_storefront(client, shop, {"page": window, "perPage": 100}), "page", MAX_RESULT_WINDOW)
 
 
 def test_secret_route_and_profiles_have_the_same_limits(client, shop):
     tenant, index, _profile, _public = shop
     deep = client.post(tenant.url(index["id"], "/search"), json={"filters": _nested(300)}, headers=tenant.headers)
-    _refused(deep, "filters.not.and[0].not.and[0].not.and[0].not", limits.MAX_FILTER_DEPTH)  # the 7th level
+    _refused(deep, "filters.not.and[0].not.and[0].not.and[0].not", MAX_FILTER_DEPTH)  # the 7th level
     inline = client.post(tenant.url(index["id"], "/search"), headers=tenant.headers,
                          json={"profile": {"filters": _nested(300)}})
     assert inline.status_code == 400 and inline.json()["error"]["code"] == "PROFILE_INVALID", inline.text
@@ -152,7 +169,7 @@ def test_search_past_its_deadline_answers_503(app, client, shop, monkeypatch):
 
 def test_no_cache_is_honoured_for_secret_keys_only(app, client, shop):
     tenant, index, profile, _public = shop
-    answers = search_runtime(runtime_of(app)).answers
+    answers = runtime_of(app).search.answers
     body = {"q": "laptop", "filters": {"brand": "Zed"}}
     assert _storefront(client, shop, body).status_code == 200  # now cached
     hits = answers.hits

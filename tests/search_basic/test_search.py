@@ -44,7 +44,7 @@ def test_configured_facets_and_ranges(app, client):
 def test_search_bad_input_and_access(app, client):
     tenant, index = _setup(app, client, n=5)
     url = tenant.url(index["id"], "/search")
-    for body in ({"q": 5}, {"perPage": 0}, {"perPage": 101}, {"page": 0}, {"unknown": 1}, [1]):
+    for body in ({"q": 5}, {"perPage": -1}, {"perPage": 101}, {"page": 0}, {"unknown": 1}, [1]):
         response = client.post(url, json=body, headers=tenant.headers)
         assert response.status_code == 400, body
         assert response.json()["error"]["code"] == "VALIDATION_ERROR"
@@ -160,7 +160,6 @@ def test_secret_search_refuses_callers_before_reading_the_body(app, client):
 def test_profile_changes_are_committed_before_the_epoch_moves(app, client, monkeypatch):
     """A search resolving right after the epoch moved must read the new settings, else it would
     cache the old ones under the new epoch."""
-    import control_plane.epochs as endpoints  # bump_after_commit calls its bump_index_epoch
     from control_plane.profile.models import Profile
     from tests.factories import runtime_of
 
@@ -168,15 +167,16 @@ def test_profile_changes_are_committed_before_the_epoch_moves(app, client, monke
     profile = client.post(tenant.url(index["id"], "/profiles"), headers=tenant.headers,
                           json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 5}).json()
     seen = []
-    real_bump = endpoints.bump_index_epoch
+    epochs = runtime_of(app).epochs
+    real_bump = epochs.bump
 
-    def bump(state, index_id):
+    def bump(index_id):
         with runtime_of(app).sessions() as db:  # another session: what a concurrent search reads
             row = db.get(Profile, profile["id"])
             seen.append(None if row is None else row.settings.get("perPage"))
-        return real_bump(state, index_id)
+        return real_bump(index_id)
 
-    monkeypatch.setattr(endpoints, "bump_index_epoch", bump)
+    monkeypatch.setattr(epochs, "bump", bump)  # bump_after_commit calls it
     changed = client.put(tenant.url(index["id"], f"/profiles/{profile['id']}"), headers=tenant.headers,
                          json={"name": "p", "queryFields": {"name": {"weight": 1}}, "perPage": 3})
     assert changed.status_code == 200

@@ -10,7 +10,8 @@ import pytest
 
 from control_plane.shard import ShardBridge
 from search_workers.engine import EngineError, MappingError, ShardBusy
-from search_workers.host import ShardNotOpen, make_host
+from search_workers.host import ShardNotOpen
+from search_workers.hosting import make_host
 from search_workers.local import LocalHost
 from shared.contract import Change, ShardSpec
 from shared.routing import shard_for

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from benchmarks.common import scratch_pg_database
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
 from control_plane.serving import follower as follower_module
@@ -24,6 +23,8 @@ from control_plane.serving import repository as registry
 from control_plane.serving.follower import LEASE_S, Follower, wait_for_replicas
 from tests.conftest import make_settings
 from tests.factories import runtime_of
+from tests.fixtures.app import started
+from tests.fixtures.server import scratch_pg_database
 from tests.index.helpers import PRODUCT_MAPPING, create_index, make_tenant, products, wait_task
 from tests.mailbox import Mailbox
 
@@ -39,14 +40,14 @@ def pair(request: pytest.FixtureRequest, tmp_path: Path, mailbox: Mailbox) -> It
         settings = make_settings(request.param, tmp_path, mailbox, pg_url, serving_processes=2)
         upgrade(settings)
         primary, follower = create_app(settings), create_app(settings)
-        with TestClient(primary), TestClient(follower):  # entered in order: the first takes the lock
-            assert "task_runner" in runtime_of(primary).extras
-            assert isinstance(runtime_of(follower).extras.get("follower"), Follower)
+        with started(primary), started(follower):  # entered in order: the first takes the lock
+            assert runtime_of(primary).task_runner is not None
+            assert isinstance(runtime_of(follower).follower, Follower)
             yield primary, follower
 
 
 def _follower(app: Any) -> Follower:
-    return runtime_of(app).extras["follower"]  # type: ignore[no-any-return]
+    return runtime_of(app).follower  # type: ignore[no-any-return]
 
 
 def _search(client: TestClient, tenant: Any, index_id: str, q: str, **body: Any) -> dict[str, Any]:

@@ -9,36 +9,43 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.epochs import bump_index_epoch, index_epoch
-from control_plane.ratelimit import RateLimiter
-from control_plane.search.cache import AnswerCache, SharedAnswers
-from control_plane.sharedstate import FileState, MemoryState, make_shared_state
-from control_plane.statefile import StateFile
+from control_plane.search.cache import AnswerCache
+from control_plane.state import (
+    Epochs,
+    FileState,
+    MemoryState,
+    RateLimiter,
+    RedisState,
+    Revocations,
+    StateFile,
+    open_state,
+)
+from control_plane.state.statefile import FileAnswers
 from shared.errors import ServiceError
 from shared.settings import Settings
 
 
 def test_epochs_and_revocations_cross_processes(tmp_path: Path) -> None:
     one, two = FileState(StateFile(tmp_path / "state.db")), FileState(StateFile(tmp_path / "state.db"))
-    assert index_epoch(two, "idx_a") == 0
-    assert bump_index_epoch(one, "idx_a") == 1
-    assert bump_index_epoch(two, "idx_a") == 2
-    assert index_epoch(one, "idx_a") == 2 and index_epoch(two, "idx_b") == 0
-    assert not two.is_revoked("key", "k1")
-    one.revoke("key", "k1", 60)
-    assert two.is_revoked("key", "k1")
+    assert Epochs(two).current("idx_a") == 0
+    assert Epochs(one).bump("idx_a") == 1
+    assert Epochs(two).bump("idx_a") == 2
+    assert Epochs(one).current("idx_a") == 2 and Epochs(two).current("idx_b") == 0
+    assert not Revocations(two).is_revoked("key", "k1")
+    Revocations(one).revoke("key", "k1", 60)
+    assert Revocations(two).is_revoked("key", "k1")
     two.set("short", b"v", 1)
     assert one.get("short") == b"v"
     with two.file.connection() as db:
         db.execute("UPDATE kv SET expires = ? WHERE key = 'short'", (time.time() - 1,))
     assert one.get("short") is None
     one.delete("revoked:key:k1")
-    assert not two.is_revoked("key", "k1")
+    assert not Revocations(two).is_revoked("key", "k1")
 
 
 def test_limits_hold_across_processes(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    fixed = [RateLimiter(None, "p:", strategy="fixed", file=StateFile(path)) for _ in range(2)]
+    fixed = [RateLimiter(FileState(StateFile(path)), "p:", strategy="fixed") for _ in range(2)]
     for n in range(5):
         fixed[n % 2].hit("5/minute", "search", "prj_1")
     with pytest.raises(ServiceError) as refused:
@@ -46,13 +53,13 @@ def test_limits_hold_across_processes(tmp_path: Path) -> None:
     assert refused.value.code == "RATE_LIMITED" and int(refused.value.headers["Retry-After"]) >= 1
     fixed[0].hit("5/minute", "search", "prj_2")  # another identifier has its own count
 
-    moving = [RateLimiter(None, "p:", file=StateFile(path)) for _ in range(2)]
+    moving = [RateLimiter(FileState(StateFile(path)), "p:") for _ in range(2)]
     for n in range(3):
         moving[n % 2].hit("3/minute", "login", "1.2.3.4")
     with pytest.raises(ServiceError):
         moving[0].hit("3/minute", "login", "1.2.3.4")
 
-    attempts = RateLimiter(None, "a:", strategy="fixed", file=StateFile(path))
+    attempts = RateLimiter(FileState(StateFile(path)), "a:", strategy="fixed")
     reservation = attempts.reserve("1/minute", "mail@x")
     reservation.give_back()  # a success is no failed attempt: the next one passes
     attempts.reserve("1/minute", "mail@x")
@@ -61,15 +68,15 @@ def test_limits_hold_across_processes(tmp_path: Path) -> None:
 
 
 def test_state_follows_the_deployment(tmp_path: Path) -> None:
-    assert isinstance(make_shared_state(Settings(data_dir=tmp_path)), MemoryState)
-    assert isinstance(make_shared_state(Settings(data_dir=tmp_path, serving_processes=2)), FileState)
+    assert isinstance(open_state(Settings(data_dir=tmp_path)), MemoryState)
+    assert isinstance(open_state(Settings(data_dir=tmp_path, serving_processes=2)), FileState)
 
 
 def test_limits_in_one_process_count_without_timer_threads() -> None:
     import threading
 
     before = threading.active_count()
-    fixed, moving = RateLimiter(None, "p:", strategy="fixed"), RateLimiter(None, "p:")
+    fixed, moving = RateLimiter(MemoryState(), "p:", strategy="fixed"), RateLimiter(MemoryState(), "p:")
     for _ in range(5):
         fixed.hit("5/minute", "search", "prj_1")
     with pytest.raises(ServiceError) as refused:
@@ -89,7 +96,7 @@ def test_limits_in_one_process_count_without_timer_threads() -> None:
 
 def test_processes_pass_each_other_computed_answers(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    one, two = (AnswerCache(shared=SharedAnswers(StateFile(path))) for _ in range(2))
+    one, two = (AnswerCache(shared=FileAnswers(StateFile(path))) for _ in range(2))
     key = AnswerCache.key("idx_a", 3, 1, "v1", {"q": "lamp"}, [])
     assert two.get(key) is None and two.misses == 1
     one.put(key, b'{"hits":[1]', 1)
@@ -103,7 +110,7 @@ def test_processes_pass_each_other_computed_answers(tmp_path: Path) -> None:
 
 
 def test_shared_answers_expire_and_stay_bounded(tmp_path: Path) -> None:
-    shared = SharedAnswers(StateFile(tmp_path / "state.db"), max_entries=5, ttl_seconds=60)
+    shared = FileAnswers(StateFile(tmp_path / "state.db"), max_entries=5, ttl_seconds=60)
     for n in range(12):
         shared.put(bytes([n]) * 16, b"{}", n)
     with shared.file.connection() as db:
@@ -119,7 +126,7 @@ def test_a_locked_state_file_is_a_miss_not_a_failure(tmp_path: Path) -> None:
     import sqlite3
 
     path = tmp_path / "state.db"
-    shared, other = SharedAnswers(StateFile(path)), SharedAnswers(StateFile(path))
+    shared, other = FileAnswers(StateFile(path)), FileAnswers(StateFile(path))
     other.file.connection().execute("PRAGMA busy_timeout=50")
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holding the file's lock
@@ -146,10 +153,10 @@ def _allowed(limiter: RateLimiter, limit: str, *identifiers: str) -> bool:
 @pytest.mark.parametrize("shared", ["file", "redis"])
 def test_batched_quotas_hold_across_processes(tmp_path: Path, shared: str) -> None:
     path, prefix = tmp_path / "state.db", f"test:{secrets.token_hex(4)}:"
-    redis_url = "redis://127.0.0.1:6379/0" if shared == "redis" else None
 
     def quotas(name: str) -> list[RateLimiter]:
-        return [RateLimiter(redis_url, prefix + name, strategy="fixed", file=StateFile(path), batched=True)
+        return [RateLimiter(RedisState("redis://127.0.0.1:6379/0", prefix) if shared == "redis"
+                            else FileState(StateFile(path)), name, strategy="fixed", batched=True)
                 for _ in range(2)]
 
     limit, slack, pair = 640, 640 // 32, quotas("q:")
@@ -169,7 +176,7 @@ def test_batched_quotas_hold_across_processes(tmp_path: Path, shared: str) -> No
 
 
 def test_batched_quotas_open_a_new_window(tmp_path: Path) -> None:
-    quotas = RateLimiter(None, "w:", strategy="fixed", file=StateFile(tmp_path / "state.db"), batched=True)
+    quotas = RateLimiter(FileState(StateFile(tmp_path / "state.db")), "w:", strategy="fixed", batched=True)
     assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64
     time.sleep(1.1)
     assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64

@@ -13,8 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from control_plane.app import create_app
-from control_plane.sharedstate import FileState, MemoryState
-from control_plane.statefile import state_file
+from control_plane.state import FileState, MemoryState, state_file
 from control_plane.status import checks, service
 from control_plane.status.checks import DEGRADED, DOWN, OPERATIONAL, Database
 from tests.factories import runtime_of
@@ -31,7 +30,7 @@ def _expire(app) -> None:  # type: ignore[no-untyped-def]
     """Drop the shared answer (as if its 15 s were over)."""
     runtime = runtime_of(app)
     runtime.state.delete(service.ANSWER_KEY)
-    service._local(runtime).state.delete(service.ANSWER_KEY)
+    runtime.status.state.delete(service.ANSWER_KEY)
 
 
 def test_answer_shape_and_same_answer_within_15_seconds(app, client):
@@ -67,7 +66,7 @@ def test_search_is_degraded_when_the_probe_is_slow_and_down_when_it_cannot_serve
     answer = client.get("/v1/status").json()
     assert answer["status"] == "degraded" and answer["services"][0] == {"name": "search", "state": "degraded"}
     # this instance cannot serve search (what /ready answers 503 for): down
-    monkeypatch.setitem(runtime_of(app).extras, "readiness_checks", [lambda: False])
+    monkeypatch.setattr(runtime_of(app), "readiness_checks", [lambda: False])
     _expire(app)
     answer = client.get("/v1/status").json()
     assert answer["status"] == "down" and answer["services"][0] == {"name": "search", "state": "down"}
@@ -80,7 +79,7 @@ def test_mcp_is_down_when_its_app_does_not_answer(app, client, monkeypatch):
     async def silent() -> bool:
         raise TimeoutError
 
-    monkeypatch.setitem(runtime_of(app).extras, "mcp_check", silent)
+    monkeypatch.setattr(runtime_of(app), "mcp_check", silent)
     _expire(app)
     answer = client.get("/v1/status").json()
     assert answer["status"] == "down" and answer["services"][3] == {"name": "mcp", "state": "down"}
@@ -113,9 +112,8 @@ def test_rate_limited_per_ip(app, client, monkeypatch):
     assert int(refused.headers["Retry-After"]) >= 1
 
 
+@pytest.mark.backend("postgres")  # instances share the answer through Redis (else: one process, or the state file)
 def test_one_answer_across_two_api_instances(app, settings, monkeypatch):
-    if not settings.redis_url:
-        pytest.skip("instances share the answer through Redis (without it: one process, or the state file)")
     other = create_app(settings)  # a second API instance on the same PostgreSQL and Redis
     computed: list[int] = []
     real = service.run_checks
@@ -151,18 +149,15 @@ def test_one_answer_across_two_api_instances(app, settings, monkeypatch):
     (Database(up=True, runners=1, waiting=1, oldest_wait_s=checks.TASK_WAIT_DEGRADED_S + 1), DEGRADED),
     (Database(up=True, runners=1, waiting=checks.QUEUE_LAG_DEGRADED + 1, oldest_wait_s=1), DEGRADED),
     (Database(up=True, runners=1, waiting=1, oldest_wait_s=checks.TASK_WAIT_DOWN_S + 1), DOWN),
+    (Database(up=True, runners=1, disk_refuses=True), DEGRADED),  # replicas serve from memory, retrying
     (Database(up=True, runners=0), DOWN),
     (Database(up=False), DOWN),
 ])
-def test_indexing_thresholds(db, state, backend):
-    if backend != "sqlite":
-        pytest.skip("no backend involved")
+def test_indexing_thresholds(db, state):
     assert checks.indexing_state(db) == state
 
 
-def test_dashboard_thresholds(backend):
-    if backend != "sqlite":
-        pytest.skip("no backend involved")
+def test_dashboard_thresholds():
     assert checks.dashboard_state(Database(up=True, took_ms=3), redis_down=False) == OPERATIONAL
     assert checks.dashboard_state(Database(up=True, took_ms=checks.DB_SLOW_MS + 1), redis_down=False) == DEGRADED
     assert checks.dashboard_state(Database(up=True, took_ms=3), redis_down=True) == DEGRADED
@@ -171,15 +166,13 @@ def test_dashboard_thresholds(backend):
     assert checks.worst([DEGRADED, DOWN]) == DOWN
 
 
-def test_first_answer_stored_wins_in_memory_and_in_the_state_file(backend, tmp_path):
-    if backend != "sqlite":
-        pytest.skip("no backend involved")
+def test_first_answer_stored_wins_in_memory_and_in_the_state_file(tmp_path):
     def raw(tag: str, ttl: float) -> bytes:
         return orjson.dumps({"answer": {"tag": tag}, "until": time.time() + ttl})
 
     for state in (MemoryState(), FileState(state_file(tmp_path))):
-        assert service._fresh(service._store_first(state, raw("a", 0.3), 0.3)) == {"tag": "a"}
-        kept = service._fresh(service._store_first(state, raw("b", 5), 5))
+        assert service._fresh(state.set_first(service.ANSWER_KEY, raw("a", 0.3), 0.3)) == {"tag": "a"}
+        kept = service._fresh(state.set_first(service.ANSWER_KEY, raw("b", 5), 5))
         assert kept == {"tag": "a"}, state  # a fresh answer is there: the later one is dropped
         time.sleep(0.35)
-        assert service._fresh(service._store_first(state, raw("c", 5), 5)) == {"tag": "c"}, state
+        assert service._fresh(state.set_first(service.ANSWER_KEY, raw("c", 5), 5)) == {"tag": "c"}, state

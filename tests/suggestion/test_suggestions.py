@@ -14,10 +14,12 @@ from fastapi.testclient import TestClient
 from benchmarks.common import FIELDS, MAPPING, load_products
 from control_plane.analytics.query_ids import QueryRef, normalize_query, query_hash
 from control_plane.analytics.recorder import flush_analytics
-from control_plane.analytics.store import Aggregate, today, write
-from control_plane.search.service import search_runtime
+from control_plane.analytics.repository import write
+from control_plane.analytics.store import Aggregate, today
+from control_plane.suggestion.quality import MIN_CLIENTS
 from control_plane.suggestion.tasks import schedule_rebuilds
 from tests.factories import bearer, make_key, runtime_of
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import Tenant, create_catalog_index, make_tenant, wait_task
 
 ORIGIN = "https://shop.example"
@@ -47,7 +49,7 @@ class Shop:
 @pytest.fixture(scope="module")
 def shop(app) -> Shop:
     catalog = load_products()
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_catalog_index(client, tenant, catalog, SUGGEST_MAPPING, "bestbuy")
         profile = client.post(tenant.url(index["id"], "/profiles"),
@@ -160,24 +162,44 @@ def test_limit_and_max_suggestions(client, shop):
         put_config(client, shop, maxSuggestions=8)
 
 
-def test_custom_suggestions_rank_by_weight_and_never_find_nothing(client, shop):
+LONG_CUSTOM = "Zanzibar deals " + "on every beach holiday and spice tour " * 4  # over 120 characters
+
+
+def test_custom_suggestions_rank_by_weight_and_are_served_whatever_the_catalog_holds(client, shop, app):
+    """A merchant's text is served when it matches the typed prefix, also when no product has its
+    words: a landing page, a campaign or a redirect rule may stand behind it (issue 29)."""
+    with runtime_of(app).sessions.begin() as db:  # also searched by shoppers, with results once
+        aggregate = Aggregate()
+        for i in range(9):
+            aggregate.add_search(shop.index_id, today(), "zanzibar deals", 2, f"ip:10.0.0.{i}")
+        write(db, aggregate)
+    put_config(client, shop, popularQueries={"enabled": True, "minSearches": 5, "days": 7})
     created = []
-    for text, weight in (("Samsung Galaxy", 40), ("Samsung Gear", 90), ("Samsung zzqxv unobtainium", 1000)):
+    for text, weight in (("Samsung Galaxy", 40), ("Samsung Gear", 90), ("Samsung zzqxv unobtainium", 1000),
+                         ("zanzibar deals", 10), (LONG_CUSTOM, 5)):
         response = client.post(shop.url("/suggestions/custom"), json={"text": text, "weight": weight},
                                headers=shop.headers)
         assert response.status_code == 201, response.text
-        assert response.json()["text"] == text and response.json()["weight"] == weight
+        assert response.json()["text"] == " ".join(text.split()) and response.json()["weight"] == weight
         created.append(response.json()["id"])
     try:
         listed = client.get(shop.url("/suggestions/custom"), headers=shop.tenant.read_headers).json()
         assert {i["id"] for i in listed["items"]} == set(created) and listed["nextCursor"] is None
-        task = rebuild(client, shop)
-        assert task["details"]["dropped"] >= 1
-        got = texts(suggest(client, shop, "samsung"))
-        assert "Samsung zzqxv unobtainium" not in got  # it finds nothing
-        assert got.index("Samsung Gear") < got.index("Samsung Galaxy")
+        settle(client, shop)
+        rebuild(client, shop)
+        got = suggest(client, shop, "samsung")["suggestions"]
+        assert got[0] == {"text": "Samsung zzqxv unobtainium", "highlighted": "<em>Samsung</em> zzqxv unobtainium",
+                          "source": "custom"}  # no product has these words; the heaviest weight
+        assert texts({"suggestions": got}).index("Samsung Gear") < texts({"suggestions": got}).index("Samsung Galaxy")
         custom = [s for s in suggest(client, shop, "samsung g")["suggestions"] if s["source"] == "custom"]
         assert [s["text"] for s in custom] == ["Samsung Gear", "Samsung Galaxy"]
+        # the shoppers' query finds nothing now, the merchant's same text is kept, as custom
+        assert suggest(client, shop, "zan")["suggestions"][:2] == [
+            {"text": "zanzibar deals", "highlighted": "<em>zan</em>zibar deals", "source": "custom"},
+            {"text": " ".join(LONG_CUSTOM.split()), "highlighted": "<em>Zan</em>" + " ".join(LONG_CUSTOM.split())[3:],
+             "source": "custom"}]
+        assert texts(suggest(client, shop, "zzqxv")) == ["Samsung zzqxv unobtainium"]  # a later word's prefix
+        assert texts(suggest(client, shop, "galaxy unob")) == []  # the typed words must match
         # a deleted one is gone at once, before any rebuild
         response = client.delete(shop.url(f"/suggestions/custom/{created[1]}"), headers=shop.headers)
         assert response.status_code == 204
@@ -185,14 +207,26 @@ def test_custom_suggestions_rank_by_weight_and_never_find_nothing(client, shop):
     finally:
         for suggestion_id in created:
             client.delete(shop.url(f"/suggestions/custom/{suggestion_id}"), headers=shop.headers)
+        put_config(client, shop, popularQueries={"enabled": False, "minSearches": 5, "days": 7})
+        settle(client, shop)
     response = client.delete(shop.url(f"/suggestions/custom/{created[0]}"), headers=shop.headers)
     assert response.status_code == 404
+    assert "zanzibar deals" not in texts(suggest(client, shop, "zan"))
+
+
+@pytest.mark.parametrize("text", ["   ", "!!! ...", "_"])
+def test_a_custom_suggestion_without_a_letter_or_digit_is_refused(client, shop, text):
+    response = client.post(shop.url("/suggestions/custom"), json={"text": text}, headers=shop.headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR" and [d["path"] for d in error["details"]] == ["text"]
 
 
 def test_no_suggestion_finds_nothing(client, shop):
     seen = set()
     for q in ("a", "c", "s", "ot", "ip", "sma", "case", "samsung g"):
-        seen.update(texts(suggest(client, shop, q, limit=20)))
+        # texts from the catalog and from shoppers (a merchant's custom text is served regardless)
+        seen.update(s["text"] for s in suggest(client, shop, q, limit=20)["suggestions"] if s["source"] != "custom")
     assert len(seen) > 30
     for text in sorted(seen):
         response = client.post(f"/v1/search/{shop.profile_key}", json={"q": text, "perPage": 1},
@@ -260,8 +294,26 @@ def test_products_through_a_profile(client, shop):
         put_config(client, shop, products={"enabled": False, "count": 4, "profileKey": None})
 
 
+def test_products_without_a_profile_show_only_the_suggestion_fields(client, shop):
+    """No profile named: products once carried every field (description, popularity, ...)."""
+    put_config(client, shop, products={"enabled": True, "count": 3, "profileKey": None})
+    try:
+        settle(client, shop)
+        sources = {s["field"] for s in config(client, shop)["sources"]}
+        for key in (shop.tenant.key, shop.public_key):
+            headers = bearer(key) | {"Origin": ORIGIN}
+            answer = client.post(f"/v1/suggest/{config(client, shop)['suggestKey']}", json={"q": "otterbox"},
+                                 headers=headers).json()
+            assert answer["products"]
+            for hit in answer["products"]:
+                assert set(hit["document"]) <= sources | {"id", "name"} and "name" in hit["document"], hit["document"]
+                assert "description" not in hit["document"] and "popularity" not in hit["document"]
+    finally:
+        put_config(client, shop, products={"enabled": False, "count": 4, "profileKey": None})
+
+
 def test_suggest_is_cached_under_the_epoch_and_recorded(client, shop, app):
-    state = search_runtime(runtime_of(app))
+    state = runtime_of(app).search
     settle(client, shop)
     suggest(client, shop, "spec")
     hits, emitted = state.answers.hits, state.events.emitted
@@ -321,8 +373,8 @@ def test_queries_searched_often_enough_become_suggestions_after_rebuild(client, 
     for q, times, total in (("otterbox defender iphone", 6, 12), ("OtterBox Commuter iPhone", 20, 9),
                             ("otterbox symmetry iphone", 6, 8), ("speck presidio grip", 2, 5),
                             ("qqzzx vanished gadget", 9, 3)):
-        for _ in range(times):
-            aggregate.add_search(shop.index_id, today(), q, total)
+        for i in range(times):
+            aggregate.add_search(shop.index_id, today(), q, total, f"user:shopper-{i}")
     clicked = QueryRef(shop.index_id, today(), query_hash(normalize_query("otterbox symmetry iphone")))
     for _ in range(10):
         aggregate.add_event(clicked, "click", "1324", 1)
@@ -377,3 +429,46 @@ def test_suggests_are_counted_in_analytics(client, shop, app):
         suggest(client, shop, q)
     client.post(shop.url("/suggest"), json={"q": "appl"}, headers=shop.headers)
     assert suggests() == before + 4
+
+
+def _popular(client: TestClient, shop: Shop, q: str) -> list[str]:
+    return [s["text"] for s in suggest(client, shop, q, limit=20)["suggestions"] if s["source"] == "popular"]
+
+
+def test_popular_queries_need_distinct_clients_and_read_like_queries(client, shop, app):
+    """Issue 30, finding 2: replayed searches pushed junk into public suggestions. A popular query
+    becomes a suggestion only when several distinct clients searched it — a storefront (public key)
+    search counts by address, whatever ``userToken`` it sends; a secret key's (the shop's backend)
+    by its ``userToken`` — and when it reads like a query: no markup, not only stop words."""
+    plan = client.put(f"/v1/orgs/{shop.tenant.account.org_id}/plan", json={"plan": "enterprise"},
+                      headers={"Authorization": f"Bearer {shop.tenant.account.token}"})
+    assert plan.status_code == 200, plan.text  # the module's suggests used the free plan's searches
+    storefront = {**bearer(shop.public_key), "Origin": ORIGIN}
+    for i in range(6):  # one shopper (one address) replaying a search under many tokens
+        response = client.post(f"/v1/search/{shop.profile_key}", json={"q": "Samsung Galaxy Tab", "userToken": f"t{i}"},
+                               headers=storefront)
+        assert response.status_code == 200 and response.json()["total"] > 0, response.text
+    for i in range(8):  # the shop's backend, searching for its shoppers
+        response = client.post(shop.url("/search"), json={"q": "samsung galaxy s7", "userToken": f"shopper-{i % 4}"},
+                               headers=shop.headers)
+        assert response.status_code == 200 and response.json()["total"] > 0, response.text
+    for i in range(8):  # as many searches by fewer clients than needed
+        client.post(shop.url("/search"), json={"q": "samsung galaxy note", "userToken": f"u{i % (MIN_CLIENTS - 1)}"},
+                    headers=shop.headers)
+    flush_analytics(runtime_of(app))
+    aggregate = Aggregate()  # searches of many shoppers that find products but are no query to show
+    for text in ("<i>samsung galaxy</i>", "samsung galaxy &lt;3", "samsung\u0007galaxy", "samsung `galaxy`",
+                 "the of and", "!!! ???"):
+        for i in range(10):
+            aggregate.add_search(shop.index_id, today(), text, 5, f"ip:192.0.2.{i}")
+    with runtime_of(app).sessions.begin() as db:
+        write(db, aggregate)
+    put_config(client, shop, popularQueries={"enabled": True, "minSearches": 5, "days": 7})
+    try:
+        settle(client, shop)
+        rebuild(client, shop)
+        popular = _popular(client, shop, "samsung") + _popular(client, shop, "the") + _popular(client, shop, "i")
+        assert popular == ["samsung galaxy s7"]
+    finally:
+        put_config(client, shop, popularQueries={"enabled": False, "minSearches": 5, "days": 7})
+        settle(client, shop)

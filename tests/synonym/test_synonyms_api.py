@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
+from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import create_index, make_tenant
 
 
 @pytest.fixture(scope="module")
 def shop(app):
-    with TestClient(app) as client:
+    with StartedAppClient(app) as client:
         tenant = make_tenant(app)
         index = create_index(client, tenant)
     return tenant, index["id"]
@@ -158,5 +158,62 @@ def test_other_tenants_synonyms_are_not_found(app, client, shop):
     # their key on our index: our index does not exist for them
     ours = tenant.url(index_id, "/synonyms")
     assert client.get(ours.replace(tenant.project_id, other.project_id), headers=other.headers).status_code == 404
-    assert client.get(ours, headers=other.headers).status_code in (403, 404)
+    mine = client.get(ours, headers=other.headers)  # a project not theirs is one that does not exist for them
+    assert (mine.status_code, mine.json()["error"]["code"]) == (404, "NOT_FOUND"), mine.text
     assert client.get(url(shop, f"/{synonym_id}"), headers=tenant.headers).status_code == 200
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """How many entries an import checked (the work a refused import must not do)."""
+    from control_plane.synonym import service
+
+    calls = []
+    checked = service.check_entry
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(service, "check_entry", counting)
+    return calls
+
+
+def test_imports_bound_their_work_before_doing_it(app, client, checks):
+    """A 2 MB Solr line of a million terms took 20 s of CPU before a 403; a line of 51 terms answered
+    500. Sizes and counts are checked while reading, the plan's room before any entry is checked."""
+    tenant, fresh_index = fresh(app, client)
+    base = tenant.url(fresh_index["id"], "/synonyms/import")
+    huge = ",".join(f"t{i}" for i in range(1_000_000))[:1_999_000]
+    response = client.post(base, json={"solr": "a, b\n" + huge}, headers=tenant.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["details"][0]["line"] == 2 and checks == []
+    wide = ", ".join(f"w{i}" for i in range(51))
+    response = client.post(base, json={"solr": f"x, y\n{wide}\n"}, headers=tenant.headers)
+    assert response.status_code == 400 and response.json()["error"]["details"][0]["line"] == 2, response.text
+    long_term = client.post(base, json={"solr": "a, " + "b" * 101}, headers=tenant.headers)
+    assert long_term.status_code == 400 and long_term.json()["error"]["details"][0]["line"] == 1
+    items = [{"type": "multiway", "terms": [f"t{i}-{j}" for j in range(20)]} for i in range(20_000)]
+    response = client.post(base, json={"items": items}, headers=tenant.headers)  # the free plan holds 500
+    assert response.status_code == 403 and response.json()["error"]["code"] == "QUOTA_EXCEEDED"
+    many = "".join(f"m{i}, n{i}\n" for i in range(5_000))
+    response = client.post(base, json={"solr": many}, headers=tenant.headers)
+    assert response.status_code == 403 and response.json()["error"]["code"] == "QUOTA_EXCEEDED"
+    assert checks == []  # nothing of the refused imports was checked entry by entry
+    assert client.get(tenant.url(fresh_index["id"], "/synonyms/export"), headers=tenant.headers).json()["items"] == []
+
+
+def test_an_import_holds_at_most_its_terms_in_all(app, client, checks):
+    tenant, fresh_index = fresh(app, client)
+    with app.state.runtime.sessions.begin() as db:
+        from control_plane.org.models import Organization
+
+        db.get(Organization, tenant.account.org_id).plan = "enterprise"
+    base = tenant.url(fresh_index["id"], "/synonyms/import")
+    items = [{"type": "multiway", "terms": [f"t{i}-{j}" for j in range(11)]} for i in range(20_000)]
+    response = client.post(base, json={"items": items}, headers=tenant.headers)
+    assert response.status_code == 400 and response.json()["error"]["details"][0]["path"] == "items"
+    text = "".join(",".join(f"{i}t{j}" for j in range(11)) + "\n" for i in range(19_000))  # < 2 MB
+    response = client.post(base, json={"solr": text}, headers=tenant.headers)
+    assert response.status_code == 400 and response.json()["error"]["details"][0]["line"] > 18_000
+    assert checks == []

@@ -73,11 +73,11 @@ class KillingBridge:
 
 def test_runner_killed_mid_task_is_resumed(app, client, monkeypatch):
     runtime = app.state.runtime
-    bridge = runtime.extras["shards"]
+    bridge = runtime.shards
     tenant = make_tenant(app)
     index = create_index(client, tenant, shards=2)
     monkeypatch.setattr(feed, "PAGE_ROWS", 10)
-    with runtime.extras["task_runner"].paused():
+    with runtime.task_runner.paused():
         response = client.post(tenant.url(index["id"], "/documents"), json=products(60), headers=tenant.headers)
         task_id = response.json()["taskId"]
         dying = TaskRunner(runtime.sessions, KillingBridge(bridge, after=2), runtime.settings, lease_seconds=0.5, state=runtime.state,
@@ -107,7 +107,7 @@ def test_cancel_enqueued_and_failure_recorded(app, client):
     runtime = app.state.runtime
     tenant = make_tenant(app)
     index = create_index(client, tenant)
-    with runtime.extras["task_runner"].paused():
+    with runtime.task_runner.paused():
         first = client.post(tenant.url(index["id"], "/reindex"), headers=tenant.headers).json()["taskId"]
         upload_task = upload(client, tenant, index["id"], products(3), wait=False)["taskId"]
         assert client.get(tenant.tasks_url + f"/{upload_task}", headers=tenant.headers).json()["status"] == "enqueued"
@@ -121,12 +121,12 @@ def test_cancel_enqueued_and_failure_recorded(app, client):
 
 def test_two_runners_never_overlap_on_one_index(app, client):
     runtime = app.state.runtime
-    bridge = runtime.extras["shards"]
+    bridge = runtime.shards
     tenant = make_tenant(app)
     indices = [create_index(client, tenant, name=f"i{n}", shards=2)["id"] for n in range(3)]
     runners = [TaskRunner(runtime.sessions, bridge, runtime.settings, concurrency=3, poll_interval=0.01,
                           maintenance=False, name=f"runner-{n}") for n in range(2)]
-    with runtime.extras["task_runner"].paused():
+    with runtime.task_runner.paused():
         task_ids = []
         for batch in range(6):
             for index_id in indices:

@@ -1,8 +1,19 @@
 // The REST API client. The access token lives only in this module's memory; the refresh token is
 // the HttpOnly cookie login sets (path /v1/auth), so a reload restores the session via refresh.
+// The page can't see that cookie: a marker in localStorage (no secret, just "1") says this browser
+// signed in and may hold one, so a visitor who never did is not sent to /v1/auth/refresh for a 401.
 
 let accessToken = null;
 let refreshing = null;
+const MARKER = "shopsearch.signedIn";
+
+/** True when this browser signed in and has not signed out since (the refresh cookie may exist). */
+export function maySignIn() {
+  try { return localStorage.getItem(MARKER) === "1"; } catch (e) { return false; }
+}
+export function markSignedIn(on) {
+  try { if (on) localStorage.setItem(MARKER, "1"); else localStorage.removeItem(MARKER); } catch (e) { /* private mode */ }
+}
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -22,7 +33,7 @@ export function refresh() {
   if (!refreshing) {
     refreshing = fetch("/v1/auth/refresh", { method: "POST", credentials: "same-origin" })
       .then(async (r) => {
-        if (!r.ok) { accessToken = null; return false; }
+        if (!r.ok) { accessToken = null; markSignedIn(false); return false; }
         accessToken = (await r.json()).accessToken;
         return true;
       })

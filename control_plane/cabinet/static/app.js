@@ -1,8 +1,8 @@
 // The cabinet's shell: session restore, the header (organization switcher, account, sign out),
 // the impersonation banner and a hash router (#/org/…, #/p/…). Emailed links open /verify-email
 // and /reset-password, which the server answers with this same page.
-import { api, refresh, setToken } from "./api.js";
-import { loadSession, signedOut } from "./session.js";
+import { api, refresh, setToken, maySignIn } from "./api.js";
+import { loadSession, signedOut, landing } from "./session.js";
 import { h, fill } from "./ui.js";
 import { state, leave, go } from "./state.js";
 import * as auth from "./pages/auth.js";
@@ -10,7 +10,7 @@ import * as account from "./pages/account.js";
 import * as org from "./pages/org.js";
 import * as keys from "./pages/keys.js";
 import * as indices from "./pages/indices.js";
-import * as profiles from "./pages/profiles.js";
+import * as indexPage from "./pages/index_page.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -26,8 +26,8 @@ const ROUTES = [
   [/^org\/([^/]+)$/, org.page, true],
   [/^p\/([^/]+)\/keys$/, keys.page, true],
   [/^p\/([^/]+)$/, indices.list, true],
-  [/^p\/([^/]+)\/i\/([^/]+)$/, indices.detail, true],
-  [/^p\/([^/]+)\/i\/([^/]+)\/profiles(?:\/([^/]+))?$/, profiles.page, true],
+  // an index's sections: overview, preview, profiles[/id], catalog, synonyms, rules[/id], autocomplete, analytics, settings
+  [/^p\/([^/]+)\/i\/([^/]+)(?:\/([a-z]+)(?:\/([^/]+))?)?$/, indexPage.page, true],
 ];
 
 function renderHeader() {
@@ -74,13 +74,13 @@ async function route() {
     fill(main, view);
     return (path === "/verify-email" ? auth.verifyEmail : auth.resetPassword)(view);
   }
-  const hash = location.hash.replace(/^#\/?/, "");
-  if (!hash) return go(state.me ? `#/org/${state.orgId}` : "#/signin");
+  const hash = location.hash.replace(/^#\/?/, "").split("?")[0];
+  if (!hash) return go(state.me ? await landing() : "#/signin");
   for (const [pattern, page, needsSession] of ROUTES) {
     const match = hash.match(pattern);
     if (!match) continue;
     if (needsSession && !state.me) return go("#/signin");
-    if (!needsSession && state.me && page !== auth.impersonate) return go(`#/org/${state.orgId}`);
+    if (!needsSession && state.me && page !== auth.impersonate) return go(await landing());
     renderHeader();
     // Each visit renders into its own element: a page still loading when the user (or a signed-out
     // session) moves on writes into a detached element, never over the next page.
@@ -101,7 +101,8 @@ async function route() {
 }
 
 export async function start() {
-  if (await refresh()) {
+  // only a browser that signed in may hold the refresh cookie: others are not sent for a 401
+  if (maySignIn() && await refresh()) {
     try { await loadSession(); } catch (e) { setToken(null); state.me = null; }
   }
   window.addEventListener("hashchange", route);

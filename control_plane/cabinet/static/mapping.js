@@ -7,9 +7,10 @@ const FLAGS = [
   ["sortable", "Sortable"], ["retrievable", "Retrievable"], ["suggest", "Suggest"],
 ];
 
-/** An editor for `{idField, fields}`; `.value()` answers the mapping as the API takes it. */
+/** An editor for `{idField, fields, dynamic}`; `.value()` answers the mapping as the API takes it. */
 export function mappingEditor(initial = { idField: "id", fields: {} }) {
   const idInput = h("input", { name: "idField", value: initial.idField || "id", required: true, id: nextId("idfield") });
+  const dynamicInput = h("input", { type: "checkbox", name: "dynamic", checked: !!initial.dynamic, id: nextId("dynamic") });
   const body = h("tbody");
   const rows = [];
 
@@ -43,7 +44,9 @@ export function mappingEditor(initial = { idField: "id", fields: {} }) {
     h("div", { class: "table-wrap" }, h("table", {}, h("caption", {}, "Fields"),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Field"), h("th", { scope: "col" }, "Type"),
         FLAGS.map(([, label]) => h("th", { scope: "col" }, label)), h("th", {}, h("span", { class: "sr-only" }, "Remove")))), body)),
-    h("button", { type: "button", class: "secondary", onclick: () => addRow().focus() }, "Add field"));
+    h("button", { type: "button", class: "secondary", onclick: () => addRow().focus() }, "Add field"),
+    h("div", { class: "field" }, h("label", { for: dynamicInput.id }, dynamicInput, " Infer new fields from uploaded documents"),
+      h("small", {}, "A field a document brings that is not listed here is added: text searchable, numbers filterable and sortable, lists of words facetable. The upload's task says which.")));
 
   function value() {
     const fields = {};
@@ -54,7 +57,7 @@ export function mappingEditor(initial = { idField: "id", fields: {} }) {
       }
       fields[row.nameInput.value.trim()] = spec;
     }
-    return { idField: idInput.value.trim(), fields };
+    return dynamicInput.checked ? { idField: idInput.value.trim(), fields, dynamic: true } : { idField: idInput.value.trim(), fields };
   }
-  return { el, value, addRow };
+  return { el, value, addRow, setDynamic: (on) => { dynamicInput.checked = on; } };
 }

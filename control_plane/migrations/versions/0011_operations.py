@@ -1,7 +1,7 @@
 """operations: task runner heartbeats, read by the status route
 
 Each task runner writes its row every few seconds and deletes it when it stops
-(control_plane/status/heartbeats.py); ``GET /v1/status`` counts the rows heard from lately.
+(control_plane/task/heartbeats.py); ``GET /v1/status`` counts the rows heard from lately.
 
 Revision ID: 0011
 Revises: 0010

@@ -38,6 +38,8 @@ export function signUp(main) {
     await api("POST", "/v1/auth/register", { body });
     signup.remove();
     fill(done, notice(`Account created. We sent a confirmation link to ${v.email}: open it, then sign in.`),
+      h("p", { class: "hint" }, "Running shopsearch on your own machine without a mail server? " +
+        "The service writes the whole mail, link included, to its log."),
       h("p", {}, h("a", { href: "#/signin" }, "Sign in")));
   });
   fill(main, card("Create your shopsearch account", done, signup,

@@ -1,12 +1,13 @@
 // API keys of a project: create secret (read/full, optional index scope) or public (origins) keys,
 // see the key once with a copy button, revoke.
 import { api, all } from "../api.js";
-import { h, field, form, table, when, select, errorBox, show, copyButton, nextId, fill } from "../ui.js";
-import { state } from "../state.js";
+import { h, field, form, table, when, select, errorBox, show, copyButton, nextId, fill, readOnly } from "../ui.js";
+import { state, canWrite } from "../state.js";
 import { projectHeader } from "../project.js";
 
 export async function page(main, projectId) {
-  const { nav } = await projectHeader(projectId, "keys");
+  const { nav, project } = await projectHeader(projectId, "keys");
+  const writer = canWrite(project.orgId);
   const indices = await all(`/v1/projects/${projectId}/indices`);
   const list = h("div");
   const created = h("div");
@@ -38,15 +39,15 @@ export async function page(main, projectId) {
     show(created, h("div", { class: "alert ok", role: "status" },
       h("p", {}, h("strong", {}, `Key “${key.name}” created. Copy it now: it is shown only once.`)),
       h("p", { class: "key-line" }, value, " ", copyButton(() => key.key, "Copy key"))));
-    await load(list, projectId, indices);
+    await load(list, projectId, indices, writer);
   });
   fill(main, nav, h("h1", {}, "API keys"), created,
     h("section", { class: "card" }, h("h2", {}, "Keys"), list),
-    h("section", { class: "card" }, h("h2", {}, "Create a key"), createForm));
-  await load(list, projectId, indices);
+    h("section", { class: "card" }, h("h2", {}, "Create a key"), writer ? createForm : readOnly("Creating and revoking keys")));
+  await load(list, projectId, indices, writer);
 }
 
-async function load(slot, projectId, indices) {
+async function load(slot, projectId, indices, writer) {
   const keys = await all(`/v1/projects/${projectId}/api-keys`);
   const message = h("div");
   const indexName = (id) => (indices.find((i) => i.id === id) || { name: id }).name;
@@ -54,9 +55,9 @@ async function load(slot, projectId, indices) {
     h("td", {}, k.name), h("td", {}, k.type), h("td", {}, h("code", {}, k.prefix + "…")),
     h("td", {}, k.type === "secret" ? `${k.access}${k.indexId ? " · " + indexName(k.indexId) : " · every index"}` : (k.allowedOrigins || []).join(", ")),
     h("td", {}, when(k.createdAt)), h("td", {}, when(k.lastUsedAt)),
-    h("td", {}, h("button", { type: "button", class: "danger", "aria-label": `Revoke key ${k.name}`, onclick: async () => {
+    h("td", {}, writer ? h("button", { type: "button", class: "danger", "aria-label": `Revoke key ${k.name}`, onclick: async () => {
       if (!confirm(`Revoke “${k.name}”? Anything using it stops working at once.`)) return;
-      try { await api("DELETE", `/v1/projects/${projectId}/api-keys/${k.id}`); delete state.createdKeys[k.id]; await load(slot, projectId, indices); } catch (e) { show(message, errorBox(e)); }
-    } }, "Revoke"))));
+      try { await api("DELETE", `/v1/projects/${projectId}/api-keys/${k.id}`); delete state.createdKeys[k.id]; await load(slot, projectId, indices, writer); } catch (e) { show(message, errorBox(e)); }
+    } }, "Revoke") : null)));
   fill(slot, message, table(["Name", "Type", "Key", "Access / origins", "Created", "Last used", ""], rows));
 }

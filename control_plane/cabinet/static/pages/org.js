@@ -17,10 +17,9 @@ export async function page(main, orgId) {
     h("p", { class: "muted" }, `Your role: ${org.role} · plan: ${org.plan}`),
     h("section", { class: "card" }, h("h2", {}, "Projects"), projects,
       isAdmin ? form({ "aria-label": "New project", class: "inline-form" },
-        [field("New project name", h("input", { name: "name", required: true, maxlength: 200 }))], "Create project", async (v, el) => {
-          await api("POST", `/v1/orgs/${orgId}/projects`, { body: { name: v.name } });
-          el.reset();
-          await loadProjects(projects, orgId);
+        [field("New project name", h("input", { name: "name", required: true, maxlength: 200, id: "new-project-name" }))], "Create project", async (v) => {
+          const project = await api("POST", `/v1/orgs/${orgId}/projects`, { body: { name: v.name } });
+          location.hash = `#/p/${project.id}`;  // its indices, with the first-run checklist
         }) : null),
     h("section", { class: "card" }, h("h2", {}, "Members"), members,
       isAdmin ? form({ "aria-label": "Add member", class: "inline-form" }, [
@@ -39,11 +38,18 @@ export async function page(main, orgId) {
         if (known) known.plan = changed.plan;
         return notice(`The plan is now ${changed.plan}.`);
       })) : null);
-  await Promise.all([loadProjects(projects, orgId), loadMembers(members, org)]);
+  await Promise.all([loadProjects(projects, orgId, isAdmin), loadMembers(members, org)]);
 }
 
-async function loadProjects(slot, orgId) {
+async function loadProjects(slot, orgId, isAdmin) {
   const items = await all(`/v1/orgs/${orgId}/projects`);
+  if (!items.length) {  // a new organization: say what comes next
+    fill(slot, h("div", { class: "empty-state" },
+      h("p", {}, h("strong", {}, "No project yet."), " A project holds your search indices and the API keys your shop uses."),
+      isAdmin ? h("p", {}, "Name your first project below (your shop's name will do); its page then guides you through index → upload → profile → key → storefront snippet.")
+        : h("p", {}, "Ask an admin or the owner of this organization to create one.")));
+    return;
+  }
   fill(slot, table(["Project", "Created", ""], items.map((p) => h("tr", {},
     h("td", {}, h("a", { href: `#/p/${p.id}` }, p.name)), h("td", {}, when(p.createdAt)),
     h("td", { class: "actions" }, h("a", { href: `#/p/${p.id}` }, "Indices"), h("a", { href: `#/p/${p.id}/keys` }, "API keys"))))));

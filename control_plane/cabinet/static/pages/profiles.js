@@ -1,17 +1,28 @@
 // Search profiles: an editor whose every change re-runs a live preview (a secret search with the
-// inline profile), save, and a ready-to-paste storefront snippet for the saved profile.
+// inline profile), save, and a ready-to-paste storefront snippet for the saved profile. The section
+// opens the first saved profile; "New profile" starts from the mapping with a name not yet taken.
 import { api, all } from "../api.js";
-import { h, field, select, errorBox, show, notice, copyButton, highlighted, nextId, fill } from "../ui.js";
+import { h, field, select, errorBox, show, notice, copyButton, highlighted, nextId, fill, readOnly, placeErrors, clearErrors } from "../ui.js";
 import { state } from "../state.js";
-import { projectHeader } from "../project.js";
 
 const check = (checked, label, attrs = {}) => h("input", { type: "checkbox", checked, "aria-label": label, ...attrs });
 const num = (value, label, attrs = {}) => h("input", { type: "number", value, "aria-label": label, ...attrs });
 
-export async function page(main, projectId, indexId, profileId) {
-  const { nav } = await projectHeader(projectId, "indices");
-  const url = `/v1/projects/${projectId}/indices/${indexId}`;
-  const [index, mapping, profiles] = await Promise.all([api("GET", url), api("GET", url + "/mapping"), all(url + "/profiles")]);
+/** "storefront", or "storefront 2", … : a name no saved profile has (names are unique per index). */
+export function freeName(profiles, wanted = "storefront") {
+  const taken = new Set(profiles.map((p) => p.name));
+  if (!taken.has(wanted)) return wanted;
+  for (let n = 2; ; n++) if (!taken.has(`${wanted} ${n}`)) return `${wanted} ${n}`;
+}
+
+export async function render(main, ctx) {
+  const { projectId, indexId, url } = ctx;
+  const [mapping, profiles] = await Promise.all([ctx.mapping(), ctx.profiles(true)]);
+  let profileId = ctx.sub;
+  if (!profileId && profiles.length) {  // open the saved profile, never a new one named like it
+    profileId = profiles[0].id;
+    history.replaceState(null, "", `/#/p/${projectId}/i/${indexId}/profiles/${profileId}` + (location.hash.includes("?") ? "?" + location.hash.split("?")[1] : ""));
+  }
   const fields = Object.entries(mapping.fields || {});
   const searchable = fields.filter(([, s]) => s.searchable).map(([n]) => n);
   const facetable = fields.filter(([, s]) => s.facetable).map(([n]) => n);
@@ -20,8 +31,13 @@ export async function page(main, projectId, indexId, profileId) {
   const numeric = fields.filter(([, s]) => ["integer", "float"].includes(s.type)).map(([n]) => n);
 
   const loaded = profileId && profileId !== "new" ? profiles.find((p) => p.id === profileId) : null;
+  if (profileId && profileId !== "new" && !loaded) {
+    fill(main, errorBox({ message: "This profile does not exist (any more).", code: "NOT_FOUND" }),
+      h("p", {}, h("a", { href: ctx.href("profiles") }, "Open the saved profiles")));
+    return;
+  }
   const start = loaded || {
-    name: "storefront", operator: "and", perPage: 20,
+    name: freeName(profiles), operator: "and", perPage: 20,
     queryFields: Object.fromEntries(searchable.map((f, i) => [f, { weight: i === 0 ? 10 : 1, typo: true, prefix: true }])),
     facets: facetable.length ? facetable : null,
     highlight: searchable.filter((f) => mapping.fields[f].type === "text").slice(0, 1),
@@ -89,7 +105,8 @@ export async function page(main, projectId, indexId, profileId) {
     const mine = ++generation;
     results.setAttribute("aria-busy", "true");
     try {
-      const answer = await api("POST", url + "/search", { body: { q: q.value, profile: profile() } });
+      // analytics off: trying settings is not a shopper's search
+      const answer = await api("POST", url + "/search", { body: { q: q.value, profile: { ...profile(), analytics: false } } });
       if (mine === generation) renderResults(results, answer, profile());
     } catch (e) {
       if (mine === generation) show(results, errorBox(e));
@@ -102,6 +119,7 @@ export async function page(main, projectId, indexId, profileId) {
   let current = loaded;  // the saved profile this editor writes to (null until the first save)
   const saveButton = h("button", { type: "button", onclick: async () => {
     saveButton.disabled = true;
+    clearErrors(editor);
     try {
       const saved = current
         ? await api("PUT", `${url}/profiles/${current.id}`, { body: profile() })
@@ -115,13 +133,13 @@ export async function page(main, projectId, indexId, profileId) {
       }
       current = saved;
       await renderSnippet(snippetSlot, projectId, saved, mapping);
-    } catch (e) { show(saveMessage, errorBox(e)); } finally { saveButton.disabled = false; }
+    } catch (e) { show(saveMessage, errorBox(e)); placeErrors(editor, e); } finally { saveButton.disabled = false; }
   } }, loaded ? "Save profile" : "Create profile");
   const deleteButton = h("button", { type: "button", class: "danger", onclick: async () => {
     if (!current || !confirm(`Delete the profile “${current.name}”? Storefronts using ${current.profileKey} stop finding anything.`)) return;
     try {
       await api("DELETE", `${url}/profiles/${current.id}`);
-      location.hash = `#/p/${projectId}/i/${indexId}/profiles/new`;
+      location.hash = ctx.href("profiles", "new");
     } catch (e) { show(saveMessage, errorBox(e)); }
   } }, "Delete profile");
   deleteButton.hidden = !loaded;
@@ -130,7 +148,7 @@ export async function page(main, projectId, indexId, profileId) {
     list.length ? list.map((x) => h("label", { class: "inline" }, x.box, " ", x.f)) : h("span", { class: "muted" }, "no such field"));
   const editor = h("form", { class: "profile-editor", "aria-label": "Profile settings", oninput: changed, onchange: changed, onsubmit: (e) => e.preventDefault() },
     field("Profile name", nameInput),
-    h("fieldset", {}, h("legend", {}, "Searched fields"), h("div", { class: "table-wrap" }, h("table", {},
+    h("fieldset", { "data-path": "queryFields" }, h("legend", {}, "Searched fields"), h("div", { class: "table-wrap" }, h("table", {},
       h("thead", {}, h("tr", {}, ["Field", "Search", "Weight (1–100)", "Typos", "Prefix"].map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, qf.map((x) => h("tr", {}, h("th", { scope: "row" }, x.f), h("td", {}, x.on), h("td", {}, x.weight), h("td", {}, x.typo), h("td", {}, x.prefix))))))),
     h("div", { class: "row" }, field("Match", operator), field("Results per page", perPage), h("label", { class: "inline" }, typos, " Typo tolerance")),
@@ -140,20 +158,30 @@ export async function page(main, projectId, indexId, profileId) {
     h("fieldset", {}, h("legend", {}, "Boosts (rank by a number too)"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Field", "Modifier", "Weight", ""].map((x) => h("th", { scope: "col" }, x)))), boostRows)),
       numeric.length ? h("button", { type: "button", class: "secondary", onclick: () => { addBoost(); changed(); } }, "Add boost") : null));
 
-  const switcher = select("profile", [["new", "New profile"], ...profiles.map((p) => [p.id, p.name])], loaded ? loaded.id : "new", {
-    "aria-label": "Profile", onchange: (e) => { location.hash = `#/p/${projectId}/i/${indexId}/profiles/${e.target.value}`; } });
+  const switcher = select("profile", [...profiles.map((p) => [p.id, p.name]), ...(ctx.canWrite || !profiles.length ? [["new", "New profile"]] : [])],
+    loaded ? loaded.id : "new", { "aria-label": "Profile", onchange: (e) => { location.hash = ctx.href("profiles", e.target.value); } });
+  const toPreview = h("a", { href: ctx.href("preview"), onclick: (e) => {
+    e.currentTarget.href = ctx.href("preview", null, { q: q.value, ...(loaded ? { profile: loaded.id } : {}) });
+  } }, "Open in search preview");
 
-  fill(main, nav, h("h1", {}, `Search profiles — ${index.name}`),
-    h("p", { class: "actions" }, h("a", { href: `#/p/${projectId}/i/${indexId}` }, "← Index"), " ", switcher),
+  fill(main,
+    h("p", { class: "actions" }, h("label", { class: "inline" }, "Profile ", switcher), toPreview),
     h("div", { class: "two-col" },
-      h("section", { class: "card" }, h("h2", {}, "Settings"), editor, saveMessage, h("p", { class: "actions" }, saveButton, deleteButton)),
+      h("section", { class: "card" }, h("h2", {}, "Settings"), editor, saveMessage,
+        ctx.canWrite ? h("p", { class: "actions" }, saveButton, deleteButton) : readOnly("Saving profiles")),
       h("section", { class: "card preview" }, h("h2", {}, "Live preview"),
         h("div", { class: "field" }, h("label", { for: q.id }, "Search"), q), results)),
-    h("section", { class: "card" }, h("h2", {}, "Storefront snippet"), snippetSlot));
+    h("section", { class: "card", id: "snippet-section" }, h("h2", {}, "Storefront snippet"), snippetSlot));
+  q.value = ctx.params.get("q") || "";
   q.addEventListener("input", changed);
   if (loaded) await renderSnippet(snippetSlot, projectId, loaded, mapping);
   else fill(snippetSlot, h("p", { class: "muted" }, "Save the profile to get a snippet for your shop pages."));
   await preview();
+  if (ctx.params.get("snippet")) {
+    const heading = document.querySelector("#snippet-section h2");
+    heading.tabIndex = -1;
+    setTimeout(() => { heading.focus(); heading.scrollIntoView(); }, 0);  // after the router focused the page's heading
+  }
 }
 
 function renderResults(slot, answer, profile) {

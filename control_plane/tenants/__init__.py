@@ -1,0 +1,1 @@
+"""Work over a whole tenant: creating one, listing them (operators), changing its plan."""
