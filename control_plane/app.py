@@ -8,10 +8,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from control_plane.access import KeyCache
+from control_plane.access.keys import KeyCache
 from control_plane.analytics.endpoints import router as analytics_router
+from control_plane.analytics.hooks import start_analytics, stop_analytics
 from control_plane.analytics.query_ids import QueryIds
-from control_plane.analytics.recorder import Recorder, start_analytics, stop_analytics
+from control_plane.analytics.recorder import Recorder
 from control_plane.api_key.endpoints import router as api_key_router
 from control_plane.auth.endpoints import router as auth_router
 from control_plane.cabinet import install_cabinet
@@ -24,7 +25,7 @@ from control_plane.errors import BodySizeLimit, install_error_handlers
 from control_plane.events.endpoints import router as events_router
 from control_plane.hashing import PasswordHashing
 from control_plane.index.endpoints import router as index_router
-from control_plane.lifecycle import Indexing, start_indexing, stop_indexing
+from control_plane.lifecycle import start_indexing, stop_indexing
 from control_plane.mailer import Mailer
 from control_plane.mcp.server import install_mcp
 from control_plane.methods import ConcreteRoutesFirst
@@ -34,15 +35,16 @@ from control_plane.page_headers import FrameGuard
 from control_plane.profile.endpoints import router as profile_router
 from control_plane.project.endpoints import router as project_router
 from control_plane.rule.endpoints import router as rule_router
-from control_plane.runtime import Runtime
+from control_plane.runtime import Indexing, Runtime
 from control_plane.search.cache import AnswerCache
-from control_plane.search.service import SearchRuntime, start_search, stop_search
+from control_plane.search.service import start_search, stop_search
+from control_plane.search.state import SearchRuntime
 from control_plane.state import Epochs, RateLimiter, Revocations, open_state
 from control_plane.status.endpoints import router as status_router
-from control_plane.status.service import ProcessStatus
+from control_plane.status.process import ProcessStatus
 from control_plane.storefront.endpoints import router as storefront_router
 from control_plane.suggestion.endpoints import router as suggestion_router
-from control_plane.suggestion.serving import SuggestState
+from control_plane.suggestion.state import SuggestState
 from control_plane.synonym.endpoints import router as synonym_router
 from control_plane.task.endpoints import router as task_router
 from control_plane.tenants.endpoints import router as tenants_router

@@ -19,8 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,22 +27,12 @@ from control_plane.document import service as documents
 from control_plane.index import service as indices
 from control_plane.runtime import Runtime
 from control_plane.serving.follower import Follower, SyncState, take_primary
-from control_plane.shard import ShardBridge, catch_up, close_shard_bridge, near_bridge
+from control_plane.shard import ShardBridge, catch_up, near_bridge
 from control_plane.shard.feed import RowSource
 from control_plane.task.runner import TaskRunner
 from shared.contract import ShardSpec
 
 log = logging.getLogger("shopsearch.indexing")
-
-@dataclass
-class Indexing:
-    """What :func:`start_indexing` started, for :func:`stop_indexing`."""
-
-    primary_lock: IO[bytes] | None = None
-    replay_stop: threading.Event | None = None
-    near: ShardBridge | None = None  # Ray mode's near replicas
-    check: Callable[[], bool] | None = None  # the readiness check added
-
 
 class Catalog:
     """What a follower reads of the database (:class:`control_plane.serving.follower.Catalog`),
@@ -192,7 +181,9 @@ def stop_indexing(runtime: Runtime) -> None:
     check, indexing.check = indexing.check, None
     if check in runtime.readiness_checks:
         runtime.readiness_checks.remove(check)
-    close_shard_bridge(runtime)
+    bridge, runtime.shards = runtime.shards, None
+    if bridge is not None:
+        bridge.close()
     lock, indexing.primary_lock = indexing.primary_lock, None
     if lock is not None:
         lock.close()

@@ -26,7 +26,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.responses import HTMLResponse
 
-from control_plane import access
+from control_plane.access import labels as access
 from control_plane.auth.endpoints import SAME_ORIGIN
 from control_plane.openapi_checks import CHECKED_BEYOND_SCHEMA
 from control_plane.page_headers import AssetFiles

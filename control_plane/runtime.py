@@ -1,35 +1,44 @@
 """Everything a running API process holds: built once with the app (``control_plane.app.build_runtime``)
 and reached through dependencies.
 
-The parts' types come from the domains that own them; they are imported for type checking only,
-since those domains reach the runtime themselves (the app, which imports them all, builds it).
+The parts come from the domains that own them, each from a module of state alone (``search.state``,
+``suggestion.state``, ``access.keys``...): the functions that take the runtime live above it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import IO
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from control_plane.access.keys import KeyCache
+from control_plane.analytics.query_ids import QueryIds
+from control_plane.analytics.recorder import Recorder
 from control_plane.hashing import PasswordHashing
 from control_plane.mailer import Mailer
+from control_plane.search.state import SearchRuntime
+from control_plane.serving.follower import Follower
+from control_plane.shard import ShardBridge
 from control_plane.state import Epochs, RateLimiter, Revocations, SharedState
+from control_plane.status.process import ProcessStatus
+from control_plane.suggestion.state import SuggestState
+from control_plane.task.runner import TaskRunner
+from shared.errors import ErrorCode, ServiceError
 from shared.settings import Settings
 
-if TYPE_CHECKING:
-    from control_plane.access import KeyCache
-    from control_plane.analytics.query_ids import QueryIds
-    from control_plane.analytics.recorder import Recorder
-    from control_plane.lifecycle import Indexing
-    from control_plane.search.service import SearchRuntime
-    from control_plane.serving.follower import Follower
-    from control_plane.shard import ShardBridge
-    from control_plane.status.service import ProcessStatus
-    from control_plane.suggestion.serving import SuggestState
-    from control_plane.task.runner import TaskRunner
+
+@dataclass
+class Indexing:
+    """What ``control_plane.lifecycle.start_indexing`` started, for its stop."""
+
+    primary_lock: IO[bytes] | None = None
+    replay_stop: threading.Event | None = None
+    near: ShardBridge | None = None  # Ray mode's near replicas
+    check: Callable[[], bool] | None = None  # the readiness check added
 
 
 @dataclass
@@ -60,6 +69,12 @@ class Runtime:
     follower: Follower | None = None  # this process's replicas following the database
     readiness_checks: list[Callable[[], bool]] = field(default_factory=list)
     mcp_check: Callable[[], Awaitable[bool]] | None = None  # the MCP app lists its tools (status)
+
+    def shard_bridge(self) -> ShardBridge:
+        """The process's bridge to its shard host, opened by the app's start (``control_plane.lifecycle``)."""
+        if self.shards is None:
+            raise ServiceError(ErrorCode.UNAVAILABLE, "Search workers unavailable: not started")
+        return self.shards
 
     def close(self) -> None:
         self.mailer.close()

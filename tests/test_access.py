@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from control_plane.access import origin_allowed
+from control_plane.origins import origin_allowed
 from tests.factories import add_member, bearer, make_account, make_key, make_project
 from tests.org.helpers import (
     assert_error,

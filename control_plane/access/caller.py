@@ -10,8 +10,6 @@ where revocations are recorded, decides. Session tokens are checked against thei
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +17,7 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from control_plane.access.keys import KEY_CACHE_SECONDS
 from control_plane.access.registry import FamilyInfo, KeyInfo, directory
 from control_plane.db import utcnow
 from control_plane.runtime import Runtime
@@ -26,8 +25,6 @@ from control_plane.security import PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX, decode_
 from shared.errors import unauthenticated
 
 log = logging.getLogger("shopsearch.access")
-KEY_CACHE_SECONDS = 30.0
-LAST_USED_WRITE_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -51,43 +48,6 @@ class Principal:
     def reaches_org(self, org_id: str) -> bool:
         """An impersonation reaches only the organization its code was issued for."""
         return self.org_scope is None or self.org_scope == org_id
-
-
-# --------------------------------------------------------------------------- key lookup cache
-class KeyCache:
-    """Key lookups by hash, cached briefly; revocation is checked on every use through shared state."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: dict[str, tuple[KeyInfo | None, float]] = {}
-        self._last_used_written: dict[str, float] = {}
-
-    def get(self, key_hash: str) -> tuple[bool, KeyInfo | None]:
-        with self._lock:
-            entry = self._entries.get(key_hash)
-        if entry is None or entry[1] < time.monotonic():
-            return False, None
-        return True, entry[0]
-
-    def put(self, key_hash: str, info: KeyInfo | None) -> None:
-        with self._lock:
-            if len(self._entries) > 100_000:
-                self._entries.clear()
-            self._entries[key_hash] = (info, time.monotonic() + KEY_CACHE_SECONDS)
-
-    def forget(self, key_id: str) -> None:
-        with self._lock:
-            for key_hash, (info, _) in list(self._entries.items()):
-                if info is not None and info.id == key_id:
-                    del self._entries[key_hash]
-
-    def should_write_last_used(self, key_id: str) -> bool:
-        now = time.monotonic()
-        with self._lock:
-            if now - self._last_used_written.get(key_id, 0.0) < LAST_USED_WRITE_SECONDS:
-                return False
-            self._last_used_written[key_id] = now
-            return True
 
 
 def _load_key(runtime: Runtime, db: Session | None, key_hash: str) -> KeyInfo | None:

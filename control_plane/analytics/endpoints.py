@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic.config import JsonDict
 
-from control_plane.access import IndexRead
+from control_plane.access.labels import IndexRead
 from control_plane.analytics import service
 from control_plane.analytics.schemas import AnalyticsOut
 from control_plane.analytics.store import today

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from control_plane.analytics import repository
 from control_plane.analytics.store import today
 from control_plane.index.service import projects_of
-from control_plane.runtime import Runtime
 from control_plane.shard import ShardBridge
 from control_plane.task.registry import TaskModule
 from shared.settings import get_settings
@@ -23,8 +22,8 @@ from shared.settings import get_settings
 _RETENTION_DAYS: dict[sessionmaker[Session], int] = {}
 
 
-def remember_retention(runtime: Runtime) -> None:
-    _RETENTION_DAYS[runtime.sessions] = runtime.settings.analytics_retention_days
+def remember_retention(sessions: sessionmaker[Session], days: int) -> None:
+    _RETENTION_DAYS[sessions] = days
 
 
 def purge_analytics(sessions: sessionmaker[Session], _bridge: ShardBridge | None = None) -> None:

@@ -4,7 +4,7 @@
 (every 0.5 s); this one aggregates them in memory, and a thread of its own adds the counts to the
 database in one transaction every ``FLUSH_SECONDS`` (popular queries repeat: fewer rows per event).
 Each serving process records the events of its own buffer once, including the last ones when it
-stops (``stop_analytics`` runs after ``SearchEvents.stop`` drained the buffer). A failed write
+stops (``control_plane.analytics.hooks.stop_analytics`` runs after ``SearchEvents.stop`` drained the buffer). A failed write
 keeps the counts for the next one (bounded), so a short database outage loses nothing.
 """
 
@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.analytics import repository, store
-from control_plane.analytics.maintenance import remember_retention
-from control_plane.runtime import Runtime
 
 log = logging.getLogger("shopsearch.analytics")
 
@@ -81,27 +78,3 @@ class Recorder:
             self._pending = store.Aggregate()
             self.written += self._events
             self._events = 0
-
-
-def start_analytics(runtime: Runtime) -> None:
-    """Start writing what the recorder (subscribed to the search events when the app was built)
-    counts (a startup hook)."""
-    runtime.analytics.start()
-    remember_retention(runtime)
-
-
-def stop_analytics(runtime: Runtime) -> None:
-    """Write the last counts (a shutdown hook, after ``stop_search`` drained the event buffer)."""
-    runtime.analytics.stop()
-
-
-def flush_analytics(runtime: Runtime, timeout: float = 10.0) -> None:
-    """Write every event emitted so far (tests, benchmarks): drain the buffer, wait for a batch the
-    background thread may have taken meanwhile, then write."""
-    events = runtime.search.events
-    target = events.emitted
-    events.drain()
-    deadline = time.monotonic() + timeout
-    while events.delivered < target and time.monotonic() < deadline:
-        time.sleep(0.005)
-    runtime.analytics.flush()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi import Response
 
-from control_plane.access import ProjectAdminSignedIn, ProjectMemberSignedIn, forbid_impersonation, revoke_key
+from control_plane.access.caller import revoke_key
+from control_plane.access.labels import ProjectAdminSignedIn, ProjectMemberSignedIn
+from control_plane.access.tenancy import forbid_impersonation
 from control_plane.api_key import service
 from control_plane.api_key.schemas import ApiKeyCreated, ApiKeyIn, ApiKeyList, ApiKeyOut
 from control_plane.deps import RuntimeDep, SessionDep

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 from fastapi import Cookie, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
-from control_plane.access import SignedIn, forbid_impersonation
+from control_plane.access.labels import SignedIn
+from control_plane.access.tenancy import forbid_impersonation
 from control_plane.auth import service, sessions
 from control_plane.auth.schemas import (
     AcceptedOut,

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import Body, Header, Response
 from pydantic import WithJsonSchema
 
-from control_plane.access import IndexRead, IndexWrite
+from control_plane.access.labels import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.document import service
 from control_plane.document.schemas import DocumentList, FlushOut, SessionCreate, SessionOut, SessionUploadOut

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from control_plane.access import IndexRead, Principal, index_reader
+from control_plane.access.caller import Principal
+from control_plane.access.labels import IndexRead, index_reader
 from control_plane.deps import RuntimeDep, client_ip
 from control_plane.door import service as door
 from control_plane.rule.schemas import RuleTest, RuleTestOut

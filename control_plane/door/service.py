@@ -29,7 +29,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from control_plane.access import Principal
+from control_plane.access.caller import Principal
 from control_plane.index.service import get_index
 from control_plane.outages import unavailable_part
 from control_plane.rule import repository as rules_repository
@@ -42,7 +42,6 @@ from control_plane.search.facet_values import FacetValuesAsk, FacetValuesRequest
 from control_plane.search.profile_query import MultiQuery, SearchRequest, check_limits
 from control_plane.search.quota import charge_search
 from control_plane.search.service import (
-    Resolved,
     cached_for_key,
     compute_answer,
     resolve_for_index,
@@ -51,8 +50,10 @@ from control_plane.search.service import (
     run_facet_values,
     run_search,
 )
+from control_plane.search.state import Resolved
 from control_plane.suggestion.schemas import SuggestRequest
-from control_plane.suggestion.serving import Loaded, loaded_for_index, loaded_for_key, suggest
+from control_plane.suggestion.serving import loaded_for_index, loaded_for_key, suggest
+from control_plane.suggestion.state import Loaded
 from shared.errors import ErrorCode, ServiceError, not_found
 
 

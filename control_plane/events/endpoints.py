@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from control_plane.access import Principal
+from control_plane.access.caller import Principal
 from control_plane.deps import RuntimeDep, SessionDep, client_ip
 from control_plane.events import service
 from control_plane.events.schemas import EventsAccepted, EventsIn

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Body, Response
 
-from control_plane.access import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
+from control_plane.access.labels import IndexRead, IndexWrite, IntegrationKey, ProjectRead, ProjectWrite
 from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.index import service
@@ -25,7 +25,7 @@ from control_plane.index.schemas import (
     TaskAccepted,
     UsageOut,
 )
-from control_plane.shard import DROP_DELAY_S, shard_bridge
+from control_plane.shard import DROP_DELAY_S
 from control_plane.usage import usage_by_field
 from control_plane.wire import DEFAULT_LIMIT, Cursor, Limit, api_router
 
@@ -45,7 +45,7 @@ def list_indices(access: ProjectRead, db: SessionDep, limit: Limit = DEFAULT_LIM
 def create_index(body: IndexCreate, access: ProjectWrite, db: SessionDep, runtime: RuntimeDep) -> IndexOut:
     index = service.create_index(db, access, body)
     spec = index.shard_spec()
-    after_commit(db, lambda: shard_bridge(runtime).open(spec))
+    after_commit(db, lambda: runtime.shard_bridge().open(spec))
     return IndexOut.model_validate(index)
 
 
@@ -62,7 +62,7 @@ def delete_index(access: IndexWrite, db: SessionDep, runtime: RuntimeDep) -> Res
 
     def retire() -> None:
         runtime.epochs.bump(index_id)
-        shard_bridge(runtime).drop(index_id, delay=DROP_DELAY_S)
+        runtime.shard_bridge().drop(index_id, delay=DROP_DELAY_S)
 
     after_commit(db, retire)
     return Response(status_code=204)

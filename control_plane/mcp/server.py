@@ -27,7 +27,8 @@ from pydantic import Field
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from control_plane.access import Principal, request_principal
+from control_plane.access.caller import Principal
+from control_plane.access.labels import request_principal
 from control_plane.deps import client_ip
 from control_plane.errors import error_response
 from control_plane.mcp import tools

@@ -16,7 +16,8 @@ import orjson
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from control_plane.access import Principal, project_access
+from control_plane.access.caller import Principal
+from control_plane.access.tenancy import project_access
 from control_plane.db import session_scope
 from control_plane.document import service as documents
 from control_plane.door import service as door

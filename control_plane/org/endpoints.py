@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from fastapi import Response
 
-from control_plane.access import OrgMember, OrgOwner, SignedIn, forbid_impersonation
+from control_plane.access.labels import OrgMember, OrgOwner, SignedIn
+from control_plane.access.tenancy import forbid_impersonation
 from control_plane.deps import SessionDep
 from control_plane.org import service
 from control_plane.org.schemas import MemberIn, MemberList, MemberOut, MemberRoleIn, OrgList, OrgOut

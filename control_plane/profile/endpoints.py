@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import Response
 
-from control_plane.access import IndexRead, IndexWrite
+from control_plane.access.labels import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.errors import profile_validation_error, validation_error_as
 from control_plane.index.service import get_index

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control_plane.access import OrgAdmin, OrgMember, ProjectRead
+from control_plane.access.labels import OrgAdmin, OrgMember, ProjectRead
 from control_plane.deps import SessionDep
 from control_plane.project import service
 from control_plane.project.schemas import ProjectIn, ProjectList, ProjectOut

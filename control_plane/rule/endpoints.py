@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import Response
 
-from control_plane.access import IndexRead, IndexWrite
+from control_plane.access.labels import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.index.service import get_index
 from control_plane.rule import service

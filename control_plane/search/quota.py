@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 
-from control_plane.access import Principal
+from control_plane.access.caller import Principal
 from control_plane.runtime import Runtime
 
 WINDOW_SECONDS = 10

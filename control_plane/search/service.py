@@ -9,9 +9,8 @@ a generation swapped — retires every cached answer of that index at once.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -21,76 +20,27 @@ import orjson
 from anyio import to_thread
 from sqlalchemy.orm import Session
 
-from control_plane.access import Principal, project_access
+from control_plane.access.caller import Principal
+from control_plane.access.tenancy import project_access
 from control_plane.index import repository as indices
 from control_plane.index.models import Index
 from control_plane.index.service import get_index, plan_limits_for_project
 from control_plane.outages import unavailable_part
 from control_plane.profile import repository as profiles
-from control_plane.profile.schemas import ProfileSettings
 from control_plane.profile.service import parse_settings, settings_of
 from control_plane.profile.validation import default_settings, validate_profile
 from control_plane.rule.matching import NO_EFFECTS, Effects, RuleSet, effects_of
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
-from control_plane.search.events import SearchEvents
 from control_plane.search.facet_values import FacetValuesAsk, highlighted, typed_words
-from control_plane.search.merchandising import EMPTY, Merch, MerchCache, search_with_pins, shaped_query
+from control_plane.search.merchandising import search_with_pins, shaped_query
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
-from control_plane.shard import search_serving, shard_bridge
+from control_plane.search.state import Resolved
+from control_plane.shard import search_serving
 from control_plane.state import uncached_epoch
 from shared.contract import Answer, Facet, Query, ShardSpec
 from shared.errors import not_found
 from shared.text import query_text
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """What a search needs of its index and profile, detached from the database."""
-
-    index: Index
-    settings: ProfileSettings
-    profile_id: str | None
-    profile_version: str
-    epoch: int
-    searches_per_second: int
-    merch: Merch = EMPTY
-
-    @property
-    def project_id(self) -> str:
-        return self.index.project_id
-
-
-class Resolutions:
-    """Resolved searches by key, each checked against its index's epoch by the caller."""
-
-    def __init__(self) -> None:
-        self._items: dict[Any, Resolved] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Resolved | None:
-        with self._lock:
-            return self._items.get(key)
-
-    def put(self, key: Any, resolved: Resolved) -> None:
-        with self._lock:
-            if len(self._items) > 50_000:
-                self._items.clear()
-            self._items[key] = resolved
-
-
-class SearchRuntime:
-    """Per-process search state: caches and the event buffer.
-
-    Storefront handles and secret-route resolutions live apart: a handle comes from a URL, so it
-    must never be able to name a secret-route entry (which carries no profile restrictions)."""
-
-    def __init__(self, answers: AnswerCache) -> None:
-        self.answers = answers
-        self.merch = MerchCache()  # compiled synonyms and rules per index
-        self.events = SearchEvents()
-        self.storefront = Resolutions()  # by profile handle
-        self.secret = Resolutions()  # by (index id, profile key or None)
 
 
 def start_search(runtime: Runtime) -> None:
@@ -269,7 +219,7 @@ async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchReque
         facts = replace(facts, facets=facets)
 
     async def run(one: Query) -> Answer:
-        return await search_serving(shard_bridge(runtime), index.shard_spec(), one,
+        return await search_serving(runtime.shard_bridge(), index.shard_spec(), one,
                                     lambda: _serving_spec(runtime, index.id))
 
     pinned: set[str] = set()

@@ -20,13 +20,11 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from control_plane.runtime import Runtime
 from search_workers.engine import SearchTimeout, ShardBusy
 from search_workers.host import ShardHost, ShardNotOpen
 from search_workers.hosting import make_host
 from search_workers.local import LocalHost
 from shared.contract import Answer, Change, Query, ShardSpec
-from shared.errors import ErrorCode, ServiceError
 from shared.settings import Settings
 
 log = logging.getLogger("shopsearch.shards")
@@ -252,20 +250,8 @@ class ShardBridge:
         self._thread.join(timeout=5)
 
 
-def shard_bridge(runtime: Runtime) -> ShardBridge:
-    """The process's bridge to its shard host, opened by the app's start (``control_plane.lifecycle``)."""
-    if runtime.shards is None:
-        raise ServiceError(ErrorCode.UNAVAILABLE, "Search workers unavailable: not started")
-    return runtime.shards
-
-
 def near_bridge(settings: Settings) -> ShardBridge:
     """Replicas in this process's memory whatever the mode (Ray mode's near replicas, which a
     follower keeps at the database's sequences)."""
     return ShardBridge(settings, LocalHost(settings.data_dir / "shards", durable=False), durable=False)
 
-
-def close_shard_bridge(runtime: Runtime) -> None:
-    bridge, runtime.shards = runtime.shards, None
-    if bridge is not None:
-        bridge.close()

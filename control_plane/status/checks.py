@@ -37,7 +37,7 @@ from control_plane.cabinet import STATIC
 from control_plane.db import ping
 from control_plane.index import service as indices
 from control_plane.runtime import Runtime
-from control_plane.shard import search_serving, shard_bridge
+from control_plane.shard import search_serving
 from control_plane.task import heartbeats
 from control_plane.task import service as tasks
 from shared.contract import Query, ShardSpec
@@ -115,7 +115,7 @@ async def _probe_search(runtime: Runtime, target: ShardSpec | None) -> tuple[str
             return DOWN, 0.0
     started = time.perf_counter()
     try:
-        bridge = shard_bridge(runtime)  # not started: search is down here
+        bridge = runtime.shard_bridge()  # not started: search is down here
         if target is None:
             if not await to_thread.run_sync(bridge.healthy):
                 return DOWN, (time.perf_counter() - started) * 1000

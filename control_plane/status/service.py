@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -21,25 +20,15 @@ from typing import Any
 import orjson
 
 from control_plane.runtime import Runtime
-from control_plane.state import MemoryState, SharedState, SharedStateUnavailable
+from control_plane.state import SharedState, SharedStateUnavailable
 from control_plane.status.checks import SERVICES, run_checks, worst
-from shared.contract import ShardSpec
+from control_plane.status.process import ProcessStatus
 
 CACHE_SECONDS = 15.0
 LOCK_SECONDS = 20
 WAIT_SECONDS = 10.0
 ANSWER_KEY = "status:answer"
 LOCK_KEY = "status:computing"
-
-
-class ProcessStatus:
-    """This process's part: the fallback state while Redis is unreachable, the computing flag, and
-    the index the search probe queries (with when it was chosen)."""
-
-    def __init__(self) -> None:
-        self.state = MemoryState()
-        self.computing = threading.Lock()
-        self.probe_target: tuple[float, ShardSpec | None] | None = None
 
 
 def _fresh(raw: bytes | None) -> dict[str, Any] | None:

@@ -7,7 +7,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 
-from control_plane.access import Principal, bearer_token, principal_from_token, storefront_principal
+from control_plane.access.caller import Principal, principal_from_token
+from control_plane.access.labels import bearer_token
+from control_plane.access.storefront import storefront_principal
 from control_plane.deps import RuntimeDep
 from control_plane.door import service as door
 from control_plane.door.endpoints import caller_of

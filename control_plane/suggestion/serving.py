@@ -9,9 +9,8 @@ the search answer cache under the same epoch.
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -27,44 +26,18 @@ from control_plane.profile.validation import default_settings as default_profile
 from control_plane.runtime import Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.profile_query import SearchRequest
-from control_plane.search.service import Resolved, resolve_storefront, run_search
+from control_plane.search.service import resolve_storefront, run_search
+from control_plane.search.state import Resolved
 from control_plane.state import uncached_epoch
 from control_plane.suggestion import repository
 from control_plane.suggestion.matcher import Item, SuggestionIndex, words_of
 from control_plane.suggestion.schemas import SuggestionSettings
 from control_plane.suggestion.service import settings_of
+from control_plane.suggestion.state import Loaded
 from shared.errors import not_found
 from shared.text import query_text
 
 _EMPTY = SuggestionIndex([])
-
-
-@dataclass(frozen=True)
-class Loaded:
-    index_id: str
-    project_id: str
-    suggest_key: str | None
-    settings: SuggestionSettings
-    matcher: SuggestionIndex
-    version: tuple[Any, ...]  # what the matcher was built from
-    epoch: int
-    searches_per_second: int
-
-
-class SuggestState:
-    def __init__(self) -> None:
-        self.by_index: dict[str, Loaded] = {}
-        self.key_to_index: dict[str, str] = {}
-        self.locks: dict[str, threading.Lock] = {}
-        self.default_products: dict[str, Resolved] = {}  # products searched with the default settings
-        self.lock = threading.Lock()
-
-    def index_lock(self, index_id: str) -> threading.Lock:
-        with self.lock:
-            lock = self.locks.get(index_id)
-            if lock is None:
-                lock = self.locks[index_id] = threading.Lock()
-            return lock
 
 
 def matcher_from(built: bytes | None, settings: SuggestionSettings, custom_ids: set[str]) -> SuggestionIndex:

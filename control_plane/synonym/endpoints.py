@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
-from control_plane.access import IndexRead, IndexWrite
+from control_plane.access.labels import IndexRead, IndexWrite
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.index.service import get_index
 from control_plane.synonym import service

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Query
 from pydantic.config import JsonDict
 
-from control_plane.access import ProjectRead
+from control_plane.access.labels import ProjectRead
 from control_plane.deps import SessionDep
 from control_plane.task import service
 from control_plane.task.schemas import TaskList, TaskOut

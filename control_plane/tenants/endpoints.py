@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from control_plane.access import OrgOwner, forbid_impersonation
+from control_plane.access.labels import OrgOwner
+from control_plane.access.tenancy import forbid_impersonation
 from control_plane.db import after_commit
 from control_plane.deps import RuntimeDep, SessionDep
 from control_plane.org.schemas import OrgOut, PlanIn

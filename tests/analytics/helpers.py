@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from control_plane.analytics.recorder import flush_analytics
+from control_plane.analytics.hooks import flush_analytics
 from tests.factories import make_key
 from tests.fixtures.app import StartedAppClient
 from tests.index.helpers import Tenant, create_index, make_tenant, products, upload

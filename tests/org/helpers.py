@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import update
 
-from control_plane.access import revoke_family, revoke_key
+from control_plane.access.caller import revoke_family, revoke_key
 from control_plane.api_key.models import ApiKey
 from control_plane.auth.models import SessionFamily
 from control_plane.db import utcnow

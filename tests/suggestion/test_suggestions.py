@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.common import FIELDS, MAPPING, load_products
+from control_plane.analytics.hooks import flush_analytics
 from control_plane.analytics.query_ids import QueryRef, normalize_query, query_hash
-from control_plane.analytics.recorder import flush_analytics
 from control_plane.analytics.repository import write
 from control_plane.analytics.store import Aggregate, today
 from control_plane.suggestion.quality import MIN_CLIENTS

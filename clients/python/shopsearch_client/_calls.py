@@ -6,7 +6,7 @@ A method of a handle is written as an operation (:mod:`shopsearch_client._core`)
   :class:`AsyncClient` an awaitable of it;
 - :class:`paginated`: the method returns a page fetcher; the call becomes an iterator over every
   item of every page (an async iterator on the async client);
-- :class:`scoped`: the method returns the operation that opens a replace session; the call becomes a
+- ``_handles.scoped`` (beside the replace session it opens): the method returns the operation that opens it; the call becomes a
   context manager (an async one on the async client) that commits on success and aborts on error.
 
 The decorators' ``__get__`` overloads tell a type checker which of the two a handle gives: handles
@@ -17,15 +17,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from shopsearch_client._core import Op
 from shopsearch_client.retry import RetryPolicy
-
-if TYPE_CHECKING:
-    from shopsearch_client._handles import ReplaceSession
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -114,29 +110,5 @@ class paginated(Generic[P, T]):
         @functools.wraps(fn)
         def bound(*args: Any, **kwargs: Any) -> Any:
             return iterate(fn(obj, *args, **kwargs))
-
-        return bound
-
-
-class scoped(Generic[P]):
-    def __init__(self, fn: Callable[Concatenate[Any, P], Op[ReplaceSession[Any]]]) -> None:
-        self.fn = fn
-        self.__doc__ = fn.__doc__
-
-    @overload
-    def __get__(self, obj: None, owner: type) -> scoped[P]: ...
-    @overload
-    def __get__(self, obj: Handle[Sync], owner: type) -> Callable[P, AbstractContextManager[ReplaceSession[Sync]]]: ...
-    @overload
-    def __get__(self, obj: Handle[Async], owner: type) -> Callable[P, AbstractAsyncContextManager[ReplaceSession[Async]]]: ...
-
-    def __get__(self, obj: Any, owner: type) -> Any:
-        if obj is None:
-            return self
-        fn, scope = self.fn, obj._ctx.runner.scope
-
-        @functools.wraps(fn)
-        def bound(*args: Any, **kwargs: Any) -> Any:
-            return scope(fn(obj, *args, **kwargs))
 
         return bound

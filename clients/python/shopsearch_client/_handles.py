@@ -4,19 +4,47 @@ an async call)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Concatenate, Generic, Literal, overload
 
 from shopsearch_client import _routes as r
 from shopsearch_client import models as m
-from shopsearch_client._calls import IO, Context, Fetch, Handle, operation, paginated, scoped
+from shopsearch_client._calls import IO, Async, Context, Fetch, Handle, P, Sync, operation, paginated
 from shopsearch_client._core import Op, Route, Sleep, call
 from shopsearch_client.errors import TASK_TIMEOUT, ShopsearchError
+
+
+# a replace session's context: committed on success, aborted on error (the runner's ``scope``)
+class scoped(Generic[P]):
+    def __init__(self, fn: Callable[Concatenate[Any, P], Op[ReplaceSession[Any]]]) -> None:
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> scoped[P]: ...
+    @overload
+    def __get__(self, obj: Handle[Sync], owner: type) -> Callable[P, AbstractContextManager[ReplaceSession[Sync]]]: ...
+    @overload
+    def __get__(self, obj: Handle[Async], owner: type) -> Callable[P, AbstractAsyncContextManager[ReplaceSession[Async]]]: ...
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        if obj is None:
+            return self
+        fn, scope = self.fn, obj._ctx.runner.scope
+
+        @functools.wraps(fn)
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return scope(fn(obj, *args, **kwargs))
+
+        return bound
+
 
 MAX_BATCH = 1000  # documents (or ids) per request, the API's limit
 Body = Mapping[str, Any] | m.Model
