@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from control_plane.analytics.recorder import flush_analytics
+from control_plane.analytics.hooks import flush_analytics
 from control_plane.app import create_app
 from tests.analytics.helpers import Shop
 
