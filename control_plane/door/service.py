@@ -20,6 +20,7 @@ Endpoints only turn HTTP into a :class:`Caller` and a body and call one function
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -136,10 +137,15 @@ def _client(caller: Caller, body: SearchRequest) -> str:
     /64, the block one subscriber is given."""
     if caller.principal.kind != "public_key" and body.user_token:
         return "user:" + body.user_token
+    return _address_client(caller.client_ip)
+
+
+@functools.lru_cache(maxsize=16_384)  # a shop's shoppers search again and again: parse each address once
+def _address_client(client_ip: str) -> str:
     try:
-        address = ipaddress.ip_address(caller.client_ip)
+        address = ipaddress.ip_address(client_ip)
     except ValueError:
-        return "ip:" + caller.client_ip
+        return "ip:" + client_ip
     if address.version == 6:
         return "ip:" + str(ipaddress.ip_network(f"{address}/64", strict=False))
     return f"ip:{address}"

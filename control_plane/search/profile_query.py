@@ -43,7 +43,7 @@ class StorefrontSearchRequest(RequestModel):
     user_token: str | None = Field(None, max_length=200)
 
     def for_search(self) -> SearchRequest:
-        return SearchRequest.model_construct(self.model_fields_set, **dict(self))
+        return SearchRequest.model_construct(self.model_fields_set, **self.__dict__)  # validated: as it is
 
     def page_size(self, settings: ProfileSettings) -> int:
         return settings.per_page if self.per_page is None else self.per_page
