@@ -175,6 +175,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
     rss_now = tree_rss(server.pid)
     print(f"SERVER RSS: {rss_now / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
           f"{peak[0] / 2**30:.3f} GiB peak during reindex")
+    print("server RSS after the reindex: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
     client.close()
     return 0 if not failures and result.status == "succeeded" else 1
 

@@ -29,6 +29,7 @@ import msgspec
 from search_workers.engine import ShardEngine
 from search_workers.engine.errors import Deadline
 from search_workers.host import BaseHost, ShardNotOpen, check_index_id, replica_dir_name
+from search_workers.memory import release_freed_memory
 from search_workers.merge import merge_answers
 from search_workers.replica import ShardReplica
 from shared.contract import Answer, Query, ShardSpec, shard_query
@@ -160,6 +161,7 @@ class LocalHost(BaseHost):
             self._forget(index_id, generation)
             if self.durable:
                 await self._run(shutil.rmtree, str(self.shards_dir / index_id / f"g{generation}"), True)
+        await self._run(release_freed_memory)
 
     async def drop_index(self, index_id: str) -> None:
         check_index_id(index_id)
@@ -169,6 +171,7 @@ class LocalHost(BaseHost):
             self._forget(index_id)
             if self.durable:
                 await self._run(shutil.rmtree, str(self.shards_dir / index_id), True)
+        await self._run(release_freed_memory)
 
     async def stored_generations(self) -> dict[str, set[int]]:
         """``{index_id: {generation}}`` of the ``g<N>`` directories under :attr:`shards_dir`."""

@@ -21,6 +21,12 @@ Why a cached epoch is never stale when a write's task succeeds, in any process:
 Whenever the listener's connection is lost the mirror is emptied and unused until it has
 subscribed again; a value read from Redis is kept only if no change was announced while it was
 being read (a generation counter), so no read can put back what a change dropped.
+
+The same listener hears which computed answers the processes put in Redis (a second channel,
+``<prefix>answers``: the keys of each written batch). A process that misses an answer locally asks
+Redis only for a key it heard of, so a query nobody has computed costs no round trip. Missing an
+announcement (before subscribing, while reconnecting) costs one computation, never a wrong answer:
+answers are keyed by everything that decides them, their index epoch included.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ ACK_WAIT = FRESH_FOR + 0.25
 SILENT_FOR = 3.0
 #: keys kept at most (then the mirror starts afresh)
 MAX_KEYS = 200_000
+#: bytes of an answer key (``AnswerCache.key``: a 128-bit digest)
+ANSWER_KEY_BYTES = 16
 
 THREAD_PREFIX = "shopsearch-state"
 
@@ -51,8 +59,12 @@ THREAD_PREFIX = "shopsearch-state"
 class Mirror:
     """The values of watched keys this process has read, valid while the listener is fresh."""
 
-    def __init__(self, url: str, channel: str, connect_timeout: float) -> None:
+    def __init__(self, url: str, channel: str, connect_timeout: float, answers_channel: str | None = None,
+                 answer_ttl: float = 300.0) -> None:
         self.channel = channel
+        self.answers_channel = answers_channel
+        self._answer_ttl = answer_ttl
+        self._answers: dict[bytes, float] = {}  # announced answer key -> monotonic deadline
         self._url = url
         self._connect_timeout = connect_timeout
         self._lock = threading.Lock()
@@ -77,6 +89,18 @@ class Mirror:
         if entry is None or entry[1] <= time.monotonic():
             return False, None, generation
         return True, entry[0], generation
+
+    def answer_announced(self, key: bytes) -> bool | None:
+        """Whether a process announced ``key``'s answer within its time to live (None: this listener
+        is not fresh, so it may have missed the announcement)."""
+        if not self.fresh():
+            return None
+        deadline = self._answers.get(key)
+        return deadline is not None and deadline > time.monotonic()
+
+    def answers_heard(self) -> int:
+        """Answer keys heard of and kept (tests wait on it)."""
+        return len(self._answers)
 
     def remember(self, key: str, value: bytes | None, ttl_ms: int, generation: int) -> None:
         """Keep what Redis answered (``ttl_ms`` as PTTL answers), unless a change was announced since
@@ -146,8 +170,10 @@ class Mirror:
 
     def _listen(self, connection: redis.connection.ConnectionInterface) -> None:
         connection.connect()
-        connection.send_command("SUBSCRIBE", self.channel)
-        connection.read_response()  # the subscription's confirmation: from here on, no change is missed
+        channels = [self.channel] if self.answers_channel is None else [self.channel, self.answers_channel]
+        connection.send_command("SUBSCRIBE", *channels)
+        for _ in channels:
+            connection.read_response()  # each subscription's confirmation: from here on, no change is missed
         self._forget(None)
         self._subscribed = True
         last_ping = last_answer = -math.inf
@@ -171,6 +197,9 @@ class Mirror:
         kind = bytes(reply[0])
         if kind == b"pong":
             self._fresh_as_of = max(self._fresh_as_of, float(reply[1]))
+        elif kind == b"message" and len(reply) == 3 and self.answers_channel is not None \
+                and bytes(reply[1]).decode() == self.answers_channel:
+            self._heard_answers(bytes(reply[2]))
         elif kind == b"message" and len(reply) == 3:
             key, _, ack = bytes(reply[2]).decode().partition("\n")
             self._forget(key)
@@ -182,3 +211,13 @@ class Mirror:
                     pipe.execute()
                 except redis.RedisError as exc:  # the writer waits ACK_WAIT; by then this mirror is not fresh
                     log.debug("acknowledging a change failed: %r", exc)
+
+    def _heard_answers(self, keys: bytes) -> None:
+        deadline = time.monotonic() + self._answer_ttl
+        if len(self._answers) >= MAX_KEYS:
+            now = time.monotonic()
+            self._answers = {k: d for k, d in self._answers.items() if d > now}
+            if len(self._answers) >= MAX_KEYS:
+                self._answers = {}
+        for i in range(0, len(keys) - ANSWER_KEY_BYTES + 1, ANSWER_KEY_BYTES):
+            self._answers[keys[i: i + ANSWER_KEY_BYTES]] = deadline

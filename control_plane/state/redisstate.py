@@ -49,9 +49,10 @@ class RedisState(SharedState):
         self.backoff = Backoff()
         # writes to replay, by full key: ("set", value, deadline) for revocations, ("incr", b"", 0) for epoch bumps
         self._kept: dict[str, tuple[str, bytes, float]] = {}
-        self.mirror = Mirror(url, prefix + "state", TIMEOUT_SECONDS)
-        self._down_since = -float("inf")  # when this outage's first failure was seen
         self.answers = self.shared_answers = RedisAnswers(self)
+        self.mirror = Mirror(url, prefix + "state", TIMEOUT_SECONDS, answers_channel=self.answers.channel,
+                             answer_ttl=self.answers.ttl)
+        self._down_since = -float("inf")  # when this outage's first failure was seen
 
     def _call(self, fn: Callable[[], T]) -> T:
         if self.backoff.closed():
@@ -206,8 +207,10 @@ class RedisState(SharedState):
 class RedisAnswers:
     """Computed answers shared by every instance through Redis (any failure is a miss).
 
-    Read only on a local miss (one round trip); written off the request path by a thread of its
-    own, in pipelined batches, dropped when Redis is unreachable or the queue is full."""
+    Read on a local miss, and only for a key some process announced (one round trip; the listener
+    hears the keys of every batch written, :mod:`control_plane.state.pushed`); written off the
+    request path by a thread of its own, in pipelined batches with their keys published, dropped
+    when Redis is unreachable or the queue is full."""
 
     MAX_QUEUED = 4096
     BATCH = 128
@@ -215,6 +218,7 @@ class RedisAnswers:
     def __init__(self, state: RedisState, ttl_seconds: int = 300) -> None:
         self.state = state
         self.ttl = ttl_seconds
+        self.channel = f"{state.prefix}answers"
         self._queue: deque[tuple[bytes, bytes, int]] = deque()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -225,6 +229,8 @@ class RedisAnswers:
         return f"{self.state.prefix}answer:{key.hex()}"
 
     def get(self, key: bytes) -> tuple[bytes, int] | None:
+        if self.state.mirror.answer_announced(key) is False:
+            return None  # no process has put it: no round trip
         try:
             raw = self.state._call(lambda: self.state.client.get(self._key(key)))
         except SharedStateUnavailable:
@@ -255,6 +261,7 @@ class RedisAnswers:
                     pipe = self.state.client.pipeline(transaction=False)
                     for key, body, total in batch:
                         pipe.set(self._key(key), struct.pack("<q", total) + body, ex=self.ttl)
+                    pipe.publish(self.channel, b"".join(key for key, _, _ in batch))
                     pipe.execute()
 
                 try:

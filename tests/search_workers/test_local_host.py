@@ -209,6 +209,33 @@ async def test_reopen_after_restart_keeps_data_and_drop_removes_files(tmp_path):
     assert not await host.healthy()
 
 
+async def test_a_dropped_generation_gives_its_memory_back(tmp_path, monkeypatch):
+    """Dropping a generation (after a reindex's swap) or an index hands the freed pages back to the
+    system (search_workers.memory): without it a process kept its peak after every reindex."""
+    released: list[tuple[str, ...]] = []
+
+    def release() -> None:
+        released.append(tuple(sorted(k[:2] for k in host._replicas)))
+
+    monkeypatch.setattr("search_workers.local.release_freed_memory", release)
+    host = LocalHost(tmp_path)
+    await host.open(ShardSpec("idx_m", 1, 2, 1, MAPPING, "en"))
+    await feed(host, "idx_m", 1, 2, SOURCE[:20], after_seq=0)
+    await host.open(ShardSpec("idx_m", 2, 2, 1, MAPPING, "en"))
+    await host.drop("idx_m", 1)
+    assert released == [(("idx_m", 2), ("idx_m", 2))]  # after the old generation's replicas closed
+    await host.drop_index("idx_m")
+    assert released[-1] == ()
+    await host.close()
+
+
+def test_releasing_freed_memory_runs_here():
+    from search_workers.memory import _TRIM, release_freed_memory
+
+    release_freed_memory()
+    assert _TRIM is not None  # glibc on this machine and in the image: the pages go back
+
+
 async def test_engine_calls_do_not_block_the_event_loop(tmp_path):
     host = LocalHost(tmp_path)
     await host.open(ShardSpec("idx_t", 1, 2, 1, MAPPING, "en"))

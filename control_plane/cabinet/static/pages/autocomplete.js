@@ -120,12 +120,14 @@ export async function render(body, ctx) {
     try {
       const answer = await api("POST", ctx.url + "/suggest", { body: { q: box.value } });
       if (mine !== generation) return;
+      // a refresh (after a rebuild) keeps the option the keyboard is on, if it is still offered
+      const kept = active >= 0 ? options[active].firstChild.textContent : null;
       options = answer.suggestions.map((s) => h("li", { role: "option", id: nextId("opt"), "aria-selected": "false", class: "suggestion",
         onmousedown: (e) => { e.preventDefault(); box.value = s.text; suggestNow(); } },
       h("span", {}, highlighted(s.highlighted)), " ", h("span", { class: "badge" }, s.source)));
       fill(listbox, options);
       box.setAttribute("aria-expanded", options.length ? "true" : "false");
-      choose(-1);
+      choose(kept === null ? -1 : options.findIndex((o) => o.firstChild.textContent === kept));
       fill(products, answer.products && answer.products.length ? [h("h3", {}, "Products"),
         h("ul", {}, answer.products.map((p) => h("li", {}, String((p.document || {}).name ?? (p.document || {}).title ?? p.id))))] : null);
       took.textContent = `${answer.suggestions.length} suggestion(s) · ${answer.tookMs} ms`;
