@@ -41,7 +41,7 @@ class Writer(threading.Thread):
         self.index_url = index_url
         self.stop = threading.Event()
         self.versions = itertools.count(1)
-        self.acked: list[tuple[float, float, dict[str, int]]] = []  # (sent at, 202 at, {id: version}), wall clock
+        self.acked: list[tuple[float, float, dict[str, int], str]] = []  # (sent at, 202 at, {id: version}, task id)
         self.refused: list[str] = []
         self.rng = random.Random(39)
 
@@ -55,16 +55,20 @@ class Writer(threading.Thread):
             ] + [{"id": f"b{i:05d}", "name": f"kettle model {i} with a longer name", "version": 1, "group": "bulk"}
                  for i in bulk])
             if response.status_code == 202:
-                self.acked.append((sent, time.time(), docs))
+                self.acked.append((sent, time.time(), docs, response.json()["taskId"]))
             else:
                 self.refused.append(response.text)
             time.sleep(0.005)
 
-    def expected(self, since: float, until: float) -> dict[str, int]:
-        """Per document, the highest version sent after ``since`` and acknowledged before ``until``."""
+    def expected(self, since: float, until: float, http: httpx.Client, project_id: str) -> dict[str, int]:
+        """Per document, the highest version sent after ``since`` and acknowledged before ``until``,
+        once the tasks of those writes succeeded: a write accepted while a rebuild swaps (after its
+        last catch-up) is applied by its own task, queued behind the rebuild's; from its success on,
+        search must hold it (missing documents meanwhile are the searcher's to find)."""
         out: dict[str, int] = {}
-        for sent, acked, docs in list(self.acked):
+        for sent, acked, docs, task_id in list(self.acked):
             if sent > since and acked < until:
+                assert wait_task(http, project_id, task_id, poll=0.005)["status"] == "succeeded"
                 for doc_id, v in docs.items():
                     out[doc_id] = max(out.get(doc_id, 0), v)
         return out
@@ -137,12 +141,12 @@ def test_rebuilds_racing_updates_lose_no_acknowledged_write(tmp_path: Path, back
         searcher.start()
         try:
             time.sleep(1.0)
-            # a reindex: every write acknowledged before the swap is in the new generation
+            # a reindex: every write acknowledged before it finished is searchable once its task succeeded
             reindex = http.post(index_url + "/reindex")
             assert reindex.status_code == 202, reindex.text
             task = wait_task(http, tenant.project_id, reindex.json()["taskId"], poll=0.005)
             assert task["status"] == "succeeded", task
-            expected = {f"d{i:03d}": 0 for i in range(N)} | writer.expected(0.0, _finished(task))
+            expected = {f"d{i:03d}": 0 for i in range(N)} | writer.expected(0.0, _finished(task), http, tenant.project_id)
             assert _behind(server, headers, index_url, expected) == []
 
             # a replace commit: the staged catalog, and every update sent after the commit was accepted
@@ -158,7 +162,7 @@ def test_rebuilds_racing_updates_lose_no_acknowledged_write(tmp_path: Path, back
             time.sleep(0.3)  # updates land after the commit's sequence, while the new generation is built
             task = wait_task(http, tenant.project_id, commit.json()["taskId"], poll=0.005)
             assert task["status"] == "succeeded", task
-            expected = writer.expected(committed, _finished(task))
+            expected = writer.expected(committed, _finished(task), http, tenant.project_id)
             assert expected, "no update raced the replace commit"
             assert _behind(server, headers, index_url, expected) == []
         finally:
