@@ -115,6 +115,11 @@ class Follower:
         # index -> the generation the last pass saw being built: held only up to the build's
         # sequence, so not searched until a pass sees it serving and catches it up to the index's
         self._building: dict[str, int | None] = {}
+        # what searches may use: (index, generation) searchable and not being built, recomputed under
+        # the lock whenever either changes and read by searches in one step (reading the two apart let
+        # a search pass between a pass's discard of a swapped-in generation and its note that the
+        # build ended, and search a replica still at the build's sequence)
+        self._open: frozenset[tuple[str, int]] = frozenset()
         self._busy: set[str] = set()
         self._drops: dict[tuple[str, int | None], float] = {}  # (index, generation or whole) -> when
         self._reported: dict[str, dict[str, int]] | None = None
@@ -159,8 +164,7 @@ class Follower:
         return time.monotonic() - self._reported_at < LEASE_S - 1.0 or self._db_down
 
     def searchable(self, index_id: str, generation: int) -> bool:
-        return ((index_id, generation) in self._searchable and self._building.get(index_id) != generation
-                and self.fresh())
+        return (index_id, generation) in self._open and self.fresh()
 
     async def wait(self, index_id: str, generation: int) -> None:
         """Wait (up to :data:`GATE_WAIT_S`) until ``generation`` is searchable here."""
@@ -203,7 +207,10 @@ class Follower:
                         and held.get(state.serving_generation, -1) < state.seq):
                     # swapped in since the last pass: searched again once caught up with the index
                     self._searchable.discard((state.id, state.serving_generation))
-                self._building[state.id] = state.building_generation
+                    self._reopen()
+                if self._building.get(state.id, -1) != state.building_generation:
+                    self._building[state.id] = state.building_generation
+                    self._reopen()
                 lagging = any(held.get(gen, -1) < target for gen, target in targets.items())
                 start = lagging and state.id not in self._busy
                 if start:
@@ -256,6 +263,11 @@ class Follower:
             swapped_since = building and self._building.get(state.id) != generation
             if reached >= target and not swapped_since:
                 self._searchable.add((state.id, generation))
+                self._reopen()
+
+    def _reopen(self) -> None:
+        """Recompute what searches may use (the lock held)."""
+        self._open = frozenset(key for key in self._searchable if self._building.get(key[0]) != key[1])
 
     # ------------------------------------------------------------------ generations that stopped serving
     def _schedule_drops(self, wanted: dict[str, set[int]]) -> None:
@@ -281,6 +293,7 @@ class Follower:
                 for gen in [g for g in held if generation in (None, g)]:
                     del held[gen]
                     self._searchable.discard((index_id, gen))
+                self._reopen()
                 if not held:
                     self._held.pop(index_id, None)
         for index_id, generation in ready:
