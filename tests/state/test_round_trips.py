@@ -136,11 +136,21 @@ def test_round_trips_of_storefront_and_secret_searches_and_suggest(
     counts: dict[str, list[tuple[int, int]]] = {}
     heard = runtime_of(two.app).state.mirror  # type: ignore[attr-defined]
     shared = runtime_of(two.app).search.answers
+    put_by_one: list[bytes] = []  # the keys of the answers instance one shares, in order
+    one_shared = runtime_of(one.app).search.answers.shared
+    assert one_shared is not None
+    sharing = one_shared.put
+
+    def put(key: bytes, body: bytes, total: int) -> None:
+        put_by_one.append(key)
+        sharing(key, body, total)
+
+    one_shared.put = put  # type: ignore[method-assign]
     for q in ("phone", "laptop", "product 3", "product 4 phone"):
-        before = heard.answers_heard()
         counts.setdefault("storefront search, uncached", []).append(_trips(counter, one, shop.storefront, {"q": q}, shop.public))
         counts.setdefault("storefront search, cached here", []).append(_trips(counter, one, shop.storefront, {"q": q}, shop.public))
-        _until(lambda before=before: heard.answers_heard() > before)  # the other instance heard it announced
+        key = put_by_one[-1]  # this search's answer (not an earlier one whose announcement came late)
+        _until(lambda key=key: heard.answer_announced(key) is True)  # the other instance heard it announced
         shared_hits = shared.shared_hits
         counts.setdefault("storefront search, cached by the other instance", []).append(
             _trips(counter, two, shop.storefront, {"q": q}, shop.public))
