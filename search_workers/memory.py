@@ -12,9 +12,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import logging
-
-log = logging.getLogger("shopsearch.memory")
 
 
 def _load_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]

@@ -293,9 +293,10 @@ class Follower:
                 for gen in [g for g in held if generation in (None, g)]:
                     del held[gen]
                     self._searchable.discard((index_id, gen))
-                self._reopen()
                 if not held:
                     self._held.pop(index_id, None)
+            if ready:
+                self._reopen()
         for index_id, generation in ready:
             self.bridge.drop(index_id, generation)
 

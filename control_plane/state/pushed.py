@@ -98,10 +98,6 @@ class Mirror:
         deadline = self._answers.get(key)
         return deadline is not None and deadline > time.monotonic()
 
-    def answers_heard(self) -> int:
-        """Answer keys heard of and kept (tests wait on it)."""
-        return len(self._answers)
-
     def remember(self, key: str, value: bytes | None, ttl_ms: int, generation: int) -> None:
         """Keep what Redis answered (``ttl_ms`` as PTTL answers), unless a change was announced since
         ``generation`` was read or the listener is not fresh."""
