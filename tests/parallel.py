@@ -6,13 +6,15 @@ of one worker running the last long test while the other has nothing left.
 
 ``exclusive``: a test whose assertions bound a latency (a probe answering within 0.25 s while a
 hostile search runs, a sign-in burst holding nobody up) must not share the machine's 2 cores with
-another test's servers, so it waits until every other worker is between tests and keeps them out
-until it ends. Two ``flock``ed files in the run's shared temp directory:
+another test's servers, so its call waits until every other worker is between tests and keeps them
+out until it ends. Its setup and teardown (starting and stopping its servers: a third of the
+exclusive tests' time) run beside other tests, as any test's do. Two ``flock``ed files in the run's
+shared temp directory:
 
-* the room: every test holds it around its setup, call and teardown - shared, or exclusive when
-  marked;
-* the turnstile: a test passes it on its way in; a marked test holds it from its first wait to its
-  end, so ordinary tests cannot keep slipping into the room ahead of it.
+* the room: every test holds it shared around its setup, call and teardown; a marked test holds it
+  exclusively around its call;
+* the turnstile: a test passes it on its way in; a marked test holds it from its call's first wait
+  to its end, so ordinary tests cannot keep slipping into the room ahead of it.
 
 Without xdist (one process) ``exclusive`` does nothing.
 """
@@ -37,21 +39,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
+_ROOM = pytest.StashKey[tuple]()  # (turnstile, room) files of the test running in this worker
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         yield
         return
     shared = item.config._tmp_path_factory.getbasetemp().parent  # type: ignore[attr-defined]
-    exclusive = item.get_closest_marker("exclusive") is not None
     with open(shared / "turnstile.lock", "a+") as turnstile, open(shared / "room.lock", "a+") as room:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
-        fcntl.flock(room, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        if not exclusive:
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        fcntl.flock(room, fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        item.stash[_ROOM] = (turnstile, room)
         try:
             yield
         finally:
+            del item.stash[_ROOM]
             fcntl.flock(room, fcntl.LOCK_UN)
-            if exclusive:
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    held = item.stash.get(_ROOM, None)
+    if held is None or item.get_closest_marker("exclusive") is None:
+        yield
+        return
+    turnstile, room = held
+    # leave the room before queueing at the turnstile: another marked test holding the turnstile
+    # waits for every shared hold to go
+    fcntl.flock(room, fcntl.LOCK_UN)
+    fcntl.flock(turnstile, fcntl.LOCK_EX)
+    fcntl.flock(room, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(room, fcntl.LOCK_UN)
+        fcntl.flock(room, fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)

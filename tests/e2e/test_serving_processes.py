@@ -44,8 +44,9 @@ WORDS = ("zebra", "quokka", "narwhal", "okapi", "axolotl")
 CONNECTIONS = 16  # fresh connections per check: the kernel hands each to either process
 
 
-@pytest.fixture(params=["sqlite", "postgres", "ray", "ray-postgres"])
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "ray", "ray-postgres"])
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """One server per topology for the module's tests (each its own tenant): a start is 10-30 s."""
     both = request.param.endswith("postgres")
     env = {"SHOPSEARCH_RAY_ADDRESS": "local"} if request.param.startswith("ray") else None
     with running_server(postgres=both, redis=both, workers=2, extra_env=env) as running:

@@ -4,7 +4,7 @@ on the embedded default (SQLite, a primary and a follower process holding its ow
 One writer sends, in a random order drawn from a seed: uploads of new documents, updates of
 existing ones, deletes, replace sessions (open, upload in parts, commit) and reindexes; two threads
 search through fresh and kept connections the whole time (every answer must be 200). The run lasts
-``SHOPSEARCH_SOAK_SECONDS`` (default 30 s; set it higher for a longer soak) and uses
+``SHOPSEARCH_SOAK_SECONDS`` (default 20 s; set it higher for a longer soak) and uses
 ``SHOPSEARCH_SOAK_SEED`` (default 1). At the end every task succeeded and, through both serving
 processes, search agrees with the database for every id ever written: present or absent, once,
 with the stored fields.
@@ -29,7 +29,7 @@ from tests.production.traffic import Accepted, Searcher, join_all, make_doc, sta
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
-SECONDS = float(os.environ.get("SHOPSEARCH_SOAK_SECONDS", "30"))
+SECONDS = float(os.environ.get("SHOPSEARCH_SOAK_SECONDS", "20"))
 SEED = int(os.environ.get("SHOPSEARCH_SOAK_SEED", "1"))
 OPS = {"add": 30, "update": 25, "delete": 20, "replace": 4, "reindex": 4}
 
