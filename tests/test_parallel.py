@@ -57,16 +57,17 @@ def test_a_marked_test_runs_alone_and_the_others_in_parallel(tmp_path: Path) -> 
     assert any(overlap(a, b) for i, a in enumerate(ordinary) for b in ordinary[i + 1:])
 
 
-def test_long_modules_are_collected_first_in_their_order() -> None:
+def test_long_modules_come_first_and_modules_with_an_exclusive_test_last_in_their_order() -> None:
     from tests.parallel import pytest_collection_modifyitems
 
     class Item:
-        def __init__(self, name: str, long: bool) -> None:
-            self.name, self.long = name, long
+        def __init__(self, name: str, module: str, *marks: str) -> None:
+            self.name, self.nodeid, self.marks = name, f"{module}::{name}", marks
 
         def get_closest_marker(self, name: str) -> object | None:
-            return object() if name == "long" and self.long else None
+            return object() if name in self.marks else None
 
-    items = [Item("a", False), Item("b", True), Item("c", False), Item("d", True), Item("e", False)]
+    items = [Item("a", "m1"), Item("x1", "mx"), Item("x2", "mx", "exclusive"), Item("b", "m2", "long"),
+             Item("c", "m1"), Item("d", "m3", "long"), Item("x3", "mx"), Item("e", "m4")]
     pytest_collection_modifyitems(None, items)  # type: ignore[arg-type]
-    assert [i.name for i in items] == ["b", "d", "a", "c", "e"]
+    assert [i.name for i in items] == ["b", "d", "a", "c", "e", "x1", "x2", "x3"]

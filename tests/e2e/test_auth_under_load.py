@@ -25,8 +25,6 @@ from shared.settings import Settings
 from tests.fixtures.server import Server, running_server
 from tests.fixtures.tenants import make_tenant
 
-pytestmark = pytest.mark.exclusive  # bounds unrelated requests' latency
-
 PASSWORD = "a long enough password"
 DEFAULTS = Settings()
 MAPPING = {"idField": "id", "fields": {"name": {"type": "text", "searchable": True}}}
@@ -150,6 +148,7 @@ def _watch(server: Server, http: httpx.Client, tenant_headers: dict[str, str],
             thread.join()
 
 
+@pytest.mark.exclusive  # bounds unrelated requests' latency
 def test_a_sign_in_burst_bounds_memory_and_holds_nobody_up(server: Server) -> None:
     """200 sign-ins at once (from 200 addresses, 20 users, so no limit refuses them): no 500, every
     answer a 200 or a 503 UNAVAILABLE with Retry-After; meanwhile /health, a secret-key search and
