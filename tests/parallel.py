@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterator
+from typing import TextIO
 
 import pytest
 
@@ -47,7 +48,7 @@ def _module(item: pytest.Item) -> str:
     return item.nodeid.partition("::")[0]
 
 
-_ROOM = pytest.StashKey[tuple]()  # (turnstile, room) files of the test running in this worker
+_ROOM = pytest.StashKey[tuple[TextIO, TextIO]]()  # (turnstile, room) of the test running in this worker
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -83,6 +84,5 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     try:
         yield
     finally:
-        fcntl.flock(room, fcntl.LOCK_UN)
-        fcntl.flock(room, fcntl.LOCK_SH)
+        fcntl.flock(room, fcntl.LOCK_SH)  # back to shared for the teardown
         fcntl.flock(turnstile, fcntl.LOCK_UN)
