@@ -45,13 +45,13 @@ def _rate(part: int, whole: int) -> float:
 
 def report(db: Session, index_id: str, start: date, end: date, limit: int = 20) -> dict[str, Any]:
     """The analytics of one index between two UTC days (both included)."""
+    # one snapshot: a recorder's write committing between two reads once gave a report whose totals
+    # counted searches its top queries did not show
+    repository.snapshot(db)
     top = repository.top_queries(db, index_id, start, end, limit)
     none = repository.no_result_queries(db, index_id, start, end, limit)
     clicked = repository.top_clicked(db, index_id, start, end, limit)
     by_day = repository.daily(db, index_id, start, end)
-    # read last: each statement sees what was committed when it ran, and the counts only grow, so
-    # totals read after the lists are never smaller than what the lists show (a recorder's write
-    # committing between two reads once gave a report with its queries and zero searches)
     searches, no_results, clicks, conversions, positioned, position_sum, suggests = \
         repository.totals(db, index_id, start, end)
     series = []

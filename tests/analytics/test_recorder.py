@@ -57,3 +57,41 @@ def test_a_failed_write_is_kept_for_the_next(shop: Shop):
     assert recorder.written == 3 and _searches(shop, index_id) == 3
     recorder.flush()  # nothing pending: nothing added twice
     assert _searches(shop, index_id) == 3
+
+
+def test_a_report_is_one_snapshot_while_recorders_commit(shop: Shop, monkeypatch: Any):
+    """A recorder's write committing between the report's statements shows in all of them or in none:
+    the totals count exactly the searches the top queries show (they once counted more)."""
+    from control_plane.analytics import repository
+
+    index_id = f"idx_{secrets.token_hex(10)}"
+    sessions = shop.app.state.runtime.sessions
+
+    def record(*events: dict[str, Any]) -> None:
+        aggregate = store.Aggregate()
+        aggregate.add_search_events(events)
+        with sessions.begin() as db:
+            repository.write(db, aggregate)
+
+    record(_event(index_id, "kettle"))
+    real_top = repository.top_queries
+    written: list[int] = []
+
+    def top_then_a_commit(*args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        rows = real_top(*args, **kwargs)
+        if not written:  # another process's recorder commits now, between the report's reads
+            record(_event(index_id, "kettle"), _event(index_id, "kettle 7"))
+            written.append(1)
+        return rows
+
+    monkeypatch.setattr(repository, "top_queries", top_then_a_commit)
+    day = store.today()
+    with sessions() as db:
+        first = report(db, index_id, day, day)
+    assert written and first["totals"]["searches"] == 1
+    assert [(q["query"], q["count"]) for q in first["topQueries"]] == [("kettle", 1)]
+    assert first["series"][0]["searches"] == 1
+    with sessions() as db:
+        later = report(db, index_id, day, day)
+    assert later["totals"]["searches"] == 3
+    assert sorted((q["query"], q["count"]) for q in later["topQueries"]) == [("kettle", 2), ("kettle 7", 1)]
