@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, distinct, exists, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, delete, distinct, exists, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from control_plane.db import utcnow
@@ -151,15 +152,26 @@ def next_claimable(db: Session, active: Sequence[str], now: datetime, exclude_in
                    lock: bool) -> Task | None:
     """The oldest claimable task whose index has no earlier active task; ``lock`` (PostgreSQL): the
     row is locked, and rows other runners hold are skipped."""
+    params: dict[str, Any] = {"active": list(active), "now": now}
+    if exclude_indices:
+        params["exclude"] = list(exclude_indices)
+    return db.scalar(_claimable_query(lock, bool(exclude_indices)), params)
+
+
+@cache
+def _claimable_query(lock: bool, excluding: bool) -> Select[Any]:
+    """Built once per shape, its values bound at each call: an idle runner asks ten times a second,
+    and building the statement (an alias, its cache key) was most of an empty poll's 1.5 ms."""
+    active: Any = bindparam("active", expanding=True)
     earlier = aliased(Task)
     blocked = exists().where(earlier.index_id == Task.index_id, earlier.status.in_(active), earlier.pk < Task.pk)
-    query = select(Task).where(Task.status.in_(active), _claimable(now), ~blocked)
-    if exclude_indices:
-        query = query.where(Task.index_id.not_in(list(exclude_indices)))
+    query = select(Task).where(Task.status.in_(active), _claimable(bindparam("now")), ~blocked)  # type: ignore[arg-type]
+    if excluding:
+        query = query.where(Task.index_id.not_in(bindparam("exclude", expanding=True)))
     query = query.order_by(Task.pk).limit(1)
     if lock:
         query = query.with_for_update(skip_locked=True, of=Task)
-    return db.scalar(query)
+    return query
 
 
 def take_lease(db: Session, pk: int, active: Sequence[str], now: datetime, *, owner: str, started: datetime,
