@@ -104,6 +104,17 @@ def ping(engine: Engine) -> None:
         connection.execute(text("SELECT 1"))
 
 
+def read_snapshot(session: Session) -> None:
+    """End the session's (read-only) transaction and begin one whose reads all see the same moment,
+    for a reply built from several statements (PostgreSQL's READ COMMITTED, and SQLite's statements
+    outside a transaction, each see the latest commit)."""
+    session.commit()
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+    else:
+        session.execute(text("BEGIN"))  # deferred: the snapshot is taken by the first read (WAL)
+
+
 def after_commit(session: Session, fn: Callable[[], object]) -> None:
     """Run ``fn`` right after the session's transaction commits; drop it if the transaction rolls back.
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Table, case, delete, func, select, text
+from sqlalchemy import Table, case, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -88,17 +88,6 @@ def claim_keys(db: Session, index_id: str, keys: dict[str, date], received: date
 
 
 # --------------------------------------------------------------------------- reading
-def snapshot(db: Session) -> None:
-    """End the session's (read-only) transaction and begin one whose reads all see the same moment:
-    a report's lists and totals then agree even while recorders commit between its statements
-    (PostgreSQL's READ COMMITTED, and SQLite's statements outside a transaction, see each commit)."""
-    db.commit()
-    if db.get_bind().dialect.name == "postgresql":
-        db.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
-    else:
-        db.execute(text("BEGIN"))  # deferred: the snapshot is taken by the first read (WAL)
-
-
 def popular_rows(db: Session, index_id: str, since: date, min_searches: int, limit: int) -> list[tuple[Any, ...]]:
     """(query, searches, searches with results, clicks, query hash) of queries searched at least
     ``min_searches`` times since ``since``, most popular first."""

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from control_plane.analytics import repository
 from control_plane.analytics.store import client_count, today
+from control_plane.db import read_snapshot
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def report(db: Session, index_id: str, start: date, end: date, limit: int = 20) 
     """The analytics of one index between two UTC days (both included)."""
     # one snapshot: a recorder's write committing between two reads once gave a report whose totals
     # counted searches its top queries did not show
-    repository.snapshot(db)
+    read_snapshot(db)
     top = repository.top_queries(db, index_id, start, end, limit)
     none = repository.no_result_queries(db, index_id, start, end, limit)
     clicked = repository.top_clicked(db, index_id, start, end, limit)
