@@ -51,18 +51,21 @@ def test_a_restart_after_a_crash_cleans_up_and_resumes_at_once(tmp_path: Path, b
         search = http.post(index_url + "/search", json={"q": "lamp", "perPage": 1})
         assert search.status_code == 200 and search.json()["total"] == 500, search.text
 
-        # 2. killed with a task processing (a reindex of everything, uploads queued behind it)
+        # 2. killed with a task processing (a reindex of everything, uploads queued behind it). The
+        # catalog is large enough that the reindex processes for over a second here: a poll of its
+        # row (a few ms) cannot miss it on a slower, busier machine (CI once saw enqueued, then
+        # succeeded, with 6,500 documents, a half-second reindex and a new connection per poll)
         batches = [[{"id": f"n{b}-{i:05d}", "name": f"kettle {b} {i}", "version": 1, "group": "b"}
-                    for i in range(1000)] for b in range(8)]
+                    for i in range(1000)] for b in range(20)]
         task_ids: list[str] = []
-        for batch in batches[:6]:
+        for batch in batches[:18]:
             sent = http.post(index_url + "/documents", json=batch)
             assert sent.status_code == 202, sent.text
             task_ids.append(sent.json()["taskId"])
         reindex = http.post(index_url + "/reindex")
         assert reindex.status_code == 202, reindex.text
         cut = reindex.json()["taskId"]
-        for batch in batches[6:]:  # the backlog behind the reindex
+        for batch in batches[18:]:  # the backlog behind the reindex
             sent = http.post(index_url + "/documents", json=batch)
             assert sent.status_code == 202, sent.text
             task_ids.append(sent.json()["taskId"])
@@ -73,7 +76,7 @@ def test_a_restart_after_a_crash_cleans_up_and_resumes_at_once(tmp_path: Path, b
                 break
             assert status == "enqueued" or (status == "processing" and not owner), status
             assert time.monotonic() < deadline, "the reindex was never taken"
-            time.sleep(0.01)
+            time.sleep(0.005)
         server.kill9()
         (status, owner), = server.sql("SELECT status, lease_owner FROM tasks WHERE id = :t", t=cut)
         assert status == "processing", "the reindex ended before the kill"
