@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from control_plane.analytics.models import DocumentDay, EventKey, IndexDay, QueryDay
 from control_plane.analytics.store import QUERY_COUNTERS, Aggregate
+from control_plane.db import rows_among
 
 
 def _insert(db: Session, table: Table) -> Any:
@@ -66,11 +67,8 @@ def events_received(db: Session, index_id: str, day: date) -> int:
 
 def counted_keys(db: Session, index_id: str, keys: list[str]) -> set[str]:
     """Those of ``keys`` already counted for the index."""
-    found: set[str] = set()
-    for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
-        found.update(db.scalars(select(EventKey.key).where(EventKey.index_id == index_id, EventKey.key.in_(chunk))))
-    return found
+    query = select(EventKey.key).where(EventKey.index_id == index_id)
+    return {key for key, in rows_among(db, query, EventKey.key, keys)}
 
 
 def claim_keys(db: Session, index_id: str, keys: dict[str, date], received: date) -> set[str]:
