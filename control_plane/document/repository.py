@@ -4,8 +4,9 @@ checked belongs to the tenant's project."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
@@ -74,7 +75,13 @@ def _insert(db: Session, table: Any) -> Any:
 def upsert_documents(db: Session, rows: list[dict[str, Any]]) -> None:
     """Insert or replace document rows (``index_id, doc_id, body, seq, shard_hash, deleted, updated_at``).
     A Core statement on the session's connection: the ORM's bulk path added ~7 us of bookkeeping
-    per row (19.5 -> 12.8 us per product on SQLite) for rows that never become ORM objects."""
+    per row (19.5 -> 12.8 us per product on SQLite) for rows that never become ORM objects. On
+    PostgreSQL the rows are copied in (:func:`_copy_upsert`)."""
+    if not rows:
+        return
+    if db.get_bind().dialect.name == "postgresql":
+        _copy_upsert(db, rows)
+        return
     table = Document.__table__
     stmt = _insert(db, table)
     stmt = stmt.on_conflict_do_update(
@@ -90,6 +97,37 @@ def upsert_documents(db: Session, rows: list[dict[str, Any]]) -> None:
     connection = db.connection()
     for start in range(0, len(rows), _CHUNK):
         connection.execute(stmt, rows[start : start + _CHUNK])
+
+
+_INCOMING = "shopsearch_incoming_documents"
+_COLUMNS = ("index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at")
+_MOVE_IN = (
+    f"WITH moved AS (DELETE FROM {_INCOMING} RETURNING {', '.join(_COLUMNS)}) "
+    f"INSERT INTO documents ({', '.join(_COLUMNS)}) SELECT {', '.join(_COLUMNS)} FROM moved "
+    "ON CONFLICT (index_id, doc_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[2:])
+)
+
+
+def _copy_upsert(db: Session, rows: list[dict[str, Any]]) -> None:
+    """``COPY`` into a temporary table of the connection, then one ``INSERT ... SELECT ... ON
+    CONFLICT`` that empties it. An upsert per row (psycopg's pipelined executemany) cost ~27 us of
+    the serving process's CPU per product and ~29 us of wall time; this costs ~8 and ~18. One row
+    per key (the last), as one statement may not update a row twice."""
+    latest = {(row["index_id"], row["doc_id"]): row for row in rows}
+    raw = db.connection().connection.driver_connection
+    assert raw is not None
+    with raw.cursor() as cursor:
+        # per call, inside the transaction: a rolled-back transaction takes a table it created along
+        cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {_INCOMING} (LIKE documents)")
+        with cursor.copy(f"COPY {_INCOMING} ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+            for row in latest.values():
+                body = row["body"]
+                updated = row["updated_at"]
+                copy.write_row((row["index_id"], row["doc_id"], None if body is None else json.dumps(body),
+                                row["seq"], row["shard_hash"], row["deleted"],
+                                updated if updated.tzinfo else updated.replace(tzinfo=UTC)))
+        cursor.execute(_MOVE_IN)
 
 
 def live_count(db: Session, index_id: str) -> int:

@@ -1,23 +1,31 @@
-"""``rows_among``: rows by a list of keys, one primary-key probe per key on both backends, whatever
-the planner believes of the table. PostgreSQL planned ``index_id = ? AND doc_id IN (...)`` from the
-statistics of a table that was filling (an index being loaded: ~100 rows expected for its
-``index_id``) and read every row of the index for each upload of 500 products."""
+"""The document rows' bulk statements on both backends.
+
+* ``rows_among``: rows by a list of keys, one primary-key probe per key, whatever the planner
+  believes of the table. PostgreSQL planned ``index_id = ? AND doc_id IN (...)`` from the
+  statistics of a table that was filling (an index being loaded: ~100 rows expected for its
+  ``index_id``) and read every row of the index for each upload of 500 products.
+* ``upsert_documents``: on PostgreSQL a ``COPY`` into a temporary table and one statement moving
+  the rows in; the same rows as SQLite's upsert per row (the last of a key wins, tombstones, two
+  calls in a transaction, a rolled-back call leaves nothing behind).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, select, text
 from sqlalchemy.orm import Session
 
 import control_plane.models  # noqa: F401 - every table on Base.metadata
 from control_plane.db import Base, make_engine, utcnow
 from control_plane.document import repository
+from control_plane.document.models import Document
 from tests.conftest import _ensure_services
 from tests.fixtures.server import scratch_pg_database
 
@@ -103,6 +111,40 @@ def test_postgres_probes_the_primary_key_for_each_key_of_a_filling_index(pg_engi
         json.dumps(plan)
     read = sum(n.get("Actual Rows", 0) * n.get("Actual Loops", 1) + n.get("Rows Removed by Filter", 0) for n in scans)
     assert read <= len(keys), f"{read} rows read for {len(keys)} keys: {json.dumps(plan)}"
+
+
+def _row(doc_id: str, seq: int, body: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    return {"index_id": INDEX, "doc_id": doc_id, "body": body, "seq": seq, "shard_hash": seq % 7,
+            "deleted": body is None, "updated_at": utcnow(), **extra}
+
+
+def _stored(engine: Engine) -> dict[str, tuple[Any, ...]]:
+    with Session(engine) as db:
+        rows = db.execute(select(Document.doc_id, Document.body, Document.seq, Document.deleted, Document.updated_at)
+                          .where(Document.index_id == INDEX))
+        return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_upsert_keeps_the_last_row_of_a_key_and_leaves_nothing_behind_a_rollback(engine: Engine) -> None:
+    naive = datetime(2026, 1, 2, 3, 4, 5)
+    with Session(engine) as db, db.begin():
+        repository.upsert_documents(db, [_row("a", 1, {"v": 1}), _row("b", 2, {"v": "é"}),
+                                         _row("a", 3, {"v": 3, "nested": [1, None]}, updated_at=naive)])
+        repository.upsert_documents(db, [_row("b", 4, None)])  # a tombstone, in the same transaction
+    stored = _stored(engine)
+    assert stored["a"][:3] == ({"v": 3, "nested": [1, None]}, 3, False)
+    assert stored["a"][3].replace(tzinfo=UTC) == naive.replace(tzinfo=UTC)
+    assert stored["b"][:3] == (None, 4, True)
+
+    with Session(engine) as db:
+        db.begin()
+        repository.upsert_documents(db, [_row("c", 5, {"v": 5})])
+        db.rollback()
+        with db.begin():  # on PostgreSQL the rollback took the temporary table along: made again
+            repository.upsert_documents(db, [_row("d", 6, {"v": 6}), _row("a", 7, {"v": 7})])
+    stored = _stored(engine)
+    assert sorted(stored) == ["a", "b", "d"]
+    assert stored["a"][:3] == ({"v": 7}, 7, False) and stored["d"][:3] == ({"v": 6}, 6, False)
 
 
 def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
