@@ -145,6 +145,7 @@ def rows_among(db: Session, query: Select[*_Ts], key: InstrumentedAttribute[str]
     to ``query``, which ``OFFSET 0`` keeps a subquery run once per key (pulled up into a plain
     join, it became a hash join over the same scan of every row): a nested loop of primary-key
     probes. SQLite, which keeps no statistics, probes the primary key for an ``IN`` list of 500."""
+    keys = list(dict.fromkeys(keys))  # a row once per key on both backends (an unnested duplicate would repeat it)
     if not keys:
         return []
     if db.get_bind().dialect.name != "postgresql":
@@ -152,7 +153,7 @@ def rows_among(db: Session, query: Select[*_Ts], key: InstrumentedAttribute[str]
         for start in range(0, len(keys), 500):
             rows.extend(db.execute(query.where(key.in_(keys[start:start + 500]))).all())
         return rows
-    array = bindparam("rows_among_keys", list(keys), type_=ARRAY(String))
+    array = bindparam("rows_among_keys", keys, type_=ARRAY(String))
     wanted = func.unnest(array).table_valued("key").render_derived(name="wanted")
     probe = query.where(key == wanted.c.key).offset(0).lateral()
     return list(db.execute(select(probe).select_from(wanted).join(probe, true())).all())

@@ -84,6 +84,7 @@ def test_rows_among_finds_exactly_the_live_keys(engine: Engine) -> None:
         live = repository.live_ids_among(db, INDEX, wanted)
         assert sorted(live) == sorted(f"d{i:06d}" for i in range(0, 3_000, 2) if i % 10)
         assert repository.live_ids_among(db, INDEX, []) == []
+        assert repository.live_ids_among(db, INDEX, ["d000001", "d000001", "x1"]) == ["d000001"]  # once
         assert repository.live_ids_among(db, "another_index", wanted[:10]) == []
 
 
