@@ -55,7 +55,8 @@ def test_answer_changes_when_it_expires_and_is_never_older_than_15_s(app, client
     monkeypatch.setattr(service, "CACHE_SECONDS", 0.3)
     _expire(app)
     first = client.get("/v1/status").json()
-    assert client.get("/v1/status").json() == first
+    # (that an answer is shared within its window is the test above's, with the real 15 s: two
+    # requests 0.3 s apart are not a promise a busy machine keeps; CI once took 0.7 s)
     deadline = time.monotonic() + 10
     while True:
         asked = datetime.now(UTC)
