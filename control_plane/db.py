@@ -32,6 +32,7 @@ from sqlalchemy.types import TypeDecorator
 log = logging.getLogger("shopsearch.db")
 _AFTER_COMMIT = "shopsearch.after_commit"
 _Ts = TypeVarTuple("_Ts")
+_IN_LIST = 500  # keys per IN list on SQLite (its bound-parameter limit is far above)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -150,8 +151,8 @@ def rows_among(db: Session, query: Select[*_Ts], key: InstrumentedAttribute[str]
         return []
     if db.get_bind().dialect.name != "postgresql":
         rows: list[Row[*_Ts]] = []
-        for start in range(0, len(keys), 500):
-            rows.extend(db.execute(query.where(key.in_(keys[start:start + 500]))).all())
+        for start in range(0, len(keys), _IN_LIST):
+            rows.extend(db.execute(query.where(key.in_(keys[start:start + _IN_LIST]))).all())
         return rows
     array = bindparam("rows_among_keys", keys, type_=ARRAY(String))
     wanted = func.unnest(array).table_valued("key").render_derived(name="wanted")

@@ -63,7 +63,9 @@ def row_source(sessions: sessionmaker[Session], index_id: str, session_id: str |
 
 
 # --------------------------------------------------------------------------- documents
-_CHUNK = 500  # rows per statement, ids per IN list
+_CHUNK = 500  # rows per statement
+#: a document row's columns; a write of an existing (index_id, doc_id) replaces the others
+_COLUMNS = ("index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at")
 
 
 def _insert(db: Session, table: Any) -> Any:
@@ -84,23 +86,14 @@ def upsert_documents(db: Session, rows: list[dict[str, Any]]) -> None:
         return
     table = Document.__table__
     stmt = _insert(db, table)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[table.c.index_id, table.c.doc_id],
-        set_={
-            "body": stmt.excluded.body,
-            "seq": stmt.excluded.seq,
-            "shard_hash": stmt.excluded.shard_hash,
-            "deleted": stmt.excluded.deleted,
-            "updated_at": stmt.excluded.updated_at,
-        },
-    )
+    stmt = stmt.on_conflict_do_update(index_elements=[table.c.index_id, table.c.doc_id],
+                                      set_={column: stmt.excluded[column] for column in _COLUMNS[2:]})
     connection = db.connection()
     for start in range(0, len(rows), _CHUNK):
         connection.execute(stmt, rows[start : start + _CHUNK])
 
 
 _INCOMING = "shopsearch_incoming_documents"
-_COLUMNS = ("index_id", "doc_id", "body", "seq", "shard_hash", "deleted", "updated_at")
 _MOVE_IN = (
     f"WITH moved AS (DELETE FROM {_INCOMING} RETURNING {', '.join(_COLUMNS)}) "
     f"INSERT INTO documents ({', '.join(_COLUMNS)}) SELECT {', '.join(_COLUMNS)} FROM moved "
