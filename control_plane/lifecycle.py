@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,7 +29,7 @@ from control_plane.index import service as indices
 from control_plane.runtime import Runtime
 from control_plane.serving.follower import Follower, SyncState, take_primary
 from control_plane.shard import ShardBridge, catch_up, near_bridge
-from control_plane.shard.feed import RowSource
+from control_plane.shard.feed import Feed, RowSource
 from control_plane.task.runner import TaskRunner
 from shared.contract import ShardSpec
 
@@ -49,17 +50,21 @@ class Catalog:
     def rows(self, sessions: sessionmaker[Session], index_id: str, session_id: str | None) -> RowSource:
         return documents.row_source(sessions, index_id, session_id)
 
+    def feed(self, sessions: sessionmaker[Session], index_id: str) -> AbstractContextManager[Feed | None]:
+        return documents.serving_feed(sessions, index_id)
+
 
 def open_serving_generations(runtime: Runtime, bridge: ShardBridge) -> None:
     """Open every index's serving generation and re-feed replicas that are behind the database."""
     with runtime.sessions() as db:
-        specs = [(i.shard_spec(), i.seq, i.flush_seq) for i in indices.all_indices(db)]
-    for spec, seq, flush_seq in specs:
+        specs = [i.shard_spec() for i in indices.all_indices(db)]
+    for spec in specs:
         try:
             bridge.open(spec)
-            if bridge.missing(spec.index_id, spec.generation, seq):
-                catch_up(bridge, documents.row_source(runtime.sessions, spec.index_id), index_id=spec.index_id,
-                         generation=spec.generation, shards=spec.shards, upto=seq, flush_seq=flush_seq)
+            with documents.serving_feed(runtime.sessions, spec.index_id) as feed:
+                if feed is not None and bridge.missing(spec.index_id, spec.generation, feed.seq):
+                    catch_up(bridge, feed.rows, index_id=spec.index_id, generation=spec.generation,
+                             shards=spec.shards, upto=feed.seq, flush_seq=feed.flush_seq)
         except Exception:  # noqa: BLE001 - one broken index must not stop the others
             log.warning("opening index %s failed", spec.index_id, exc_info=True)
     drop_unused_generations(runtime, bridge)

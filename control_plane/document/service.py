@@ -5,14 +5,15 @@ replace sessions and idempotency records. Services flush, never commit.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import orjson
 from sqlalchemy.orm import Session, sessionmaker
 
-from control_plane.db import utcnow
+from control_plane.db import read_snapshot, utcnow
 from control_plane.document import repository
 from control_plane.document.inference import infer, swapped_mapping, with_fields
 from control_plane.document.models import IdempotencyRecord, ReplaceSession
@@ -20,7 +21,7 @@ from control_plane.document.value_types import expected, type_matches
 from control_plane.index import service as indices
 from control_plane.index.models import Index
 from control_plane.index.service import normalize_mapping, plan_limits_for_project, quota_exceeded
-from control_plane.shard.feed import RowSource
+from control_plane.shard.feed import ChangeRow, Feed, RowSource
 from control_plane.task import service as tasks
 from control_plane.task.models import Task
 from control_plane.usage import check_mapping_keeps_config
@@ -145,6 +146,23 @@ def validate_ids(items: Any) -> list[str]:
 def row_source(sessions: sessionmaker[Session], index_id: str, session_id: str | None = None) -> RowSource:
     """What the index's shards are fed from: its documents, or a replace session's staged ones."""
     return repository.row_source(sessions, index_id, session_id)
+
+
+@contextmanager
+def serving_feed(sessions: sessionmaker[Session], index_id: str) -> Iterator[Feed | None]:
+    """The index's documents as of one moment (:class:`~control_plane.shard.feed.Feed`), read in one
+    snapshot held until the block ends; None when the index is gone."""
+    with sessions() as db:
+        read_snapshot(db)
+        marks = indices.sequences(db, index_id)
+        if marks is None:
+            yield None
+            return
+
+        def rows(after: int, upto: int, limit: int) -> list[ChangeRow]:
+            return repository.change_rows(db, index_id, after, upto, limit)
+
+        yield Feed(marks[0], marks[1], rows)
 
 
 def reserve_seqs(db: Session, index_id: str, count: int) -> int:

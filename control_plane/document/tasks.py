@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.document import service as documents
-from control_plane.document.repository import row_source
 from control_plane.index import service as indices
 from control_plane.index.models import Index
 from control_plane.serving.tasks import await_serving_processes
@@ -41,11 +40,13 @@ def _sync_serving(ctx: TaskContext, target: int, rejected: list[dict[str, Any]])
     def checkpoint(done: int, upto: int) -> None:
         ctx.checkpoint()
 
-    low = catch_up(
-        ctx.bridge, row_source(ctx.sessions, index.id), index_id=index.id, generation=generation,
-        shards=index.shards, upto=max(index.seq, target), flush_seq=index.flush_seq, checkpoint=checkpoint,
-        rejected=rejected,
-    )
+    with documents.serving_feed(ctx.sessions, index.id) as feed:  # one moment: see Feed
+        if feed is None:
+            raise TaskFailed("NOT_FOUND", "The index was deleted")
+        low = catch_up(
+            ctx.bridge, feed.rows, index_id=index.id, generation=generation, shards=index.shards,
+            upto=feed.seq, flush_seq=feed.flush_seq, checkpoint=checkpoint, rejected=rejected,
+        )
     if any(seq < target for seq in low.values()):
         raise TaskRetry(f"shards of {index.id} are behind {target}: {low}")
     await_serving_processes(ctx, generation, target)

@@ -84,6 +84,12 @@ def current_seq(db: Session, index_id: str) -> int:
     return int(db.scalar(select(Index.seq).where(Index.id == index_id)) or 0)
 
 
+def sequences(db: Session, index_id: str) -> tuple[int, int] | None:
+    """The index's sequence and flush sequence; None when it is gone."""
+    row = db.execute(select(Index.seq, Index.flush_seq).where(Index.id == index_id)).one_or_none()
+    return None if row is None else (int(row[0]), int(row[1] or 0))
+
+
 def set_flush_seq(db: Session, index_id: str, seq: int) -> None:
     db.execute(
         update(Index).where(Index.id == index_id).values(flush_seq=seq).execution_options(synchronize_session=False)

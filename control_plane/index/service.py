@@ -104,6 +104,11 @@ def current_seq(db: Session, index_id: str) -> int:
     return repository.current_seq(db, index_id)
 
 
+def sequences(db: Session, index_id: str) -> tuple[int, int] | None:
+    """The index's sequence and flush sequence; None when it is gone."""
+    return repository.sequences(db, index_id)
+
+
 def set_flush_seq(db: Session, index_id: str, seq: int) -> None:
     repository.set_flush_seq(db, index_id, seq)
 

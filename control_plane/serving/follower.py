@@ -40,7 +40,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from control_plane.serving import repository as registry
 from control_plane.shard import ShardBridge, catch_up
-from control_plane.shard.feed import RowSource
+from control_plane.shard.feed import Feed, RowSource
 from shared.contract import ShardSpec
 from shared.ids import new_id
 
@@ -83,7 +83,10 @@ class Catalog(Protocol):
         being built with its ``mapping``; None when the index is gone."""
 
     def rows(self, sessions: sessionmaker[Session], index_id: str, session_id: str | None) -> RowSource:
-        """What the index's shards are fed from: its documents, or a replace session's staged ones."""
+        """What a generation being built is fed from: the documents, or a replace session's staged ones."""
+
+    def feed(self, sessions: sessionmaker[Session], index_id: str) -> contextlib.AbstractContextManager[Feed | None]:
+        """The index's documents as of one moment (what its serving generation is fed from)."""
 
 
 def take_primary(data_dir: Path) -> IO[bytes] | None:
@@ -275,12 +278,18 @@ class Follower:
             if spec is None:
                 return
             self.bridge.open(spec)
-        rows = self.catalog.rows(self.sessions, state.id, build.get("sessionId") if building else None)
-        low = catch_up(
-            self.bridge, rows,
-            index_id=state.id, generation=generation, shards=state.shards, upto=target,
-            flush_seq=0 if building else state.flush_seq,
-        )
+        if building:  # searched only once swapped in and caught up from one moment (below)
+            low = catch_up(self.bridge, self.catalog.rows(self.sessions, state.id, build.get("sessionId")),
+                           index_id=state.id, generation=generation, shards=state.shards, upto=target)
+        else:
+            # to the sequence of the moment the rows are read at, not the one the pass read: a
+            # document rewritten since took a later sequence (see Feed)
+            with self.catalog.feed(self.sessions, state.id) as feed:
+                if feed is None:
+                    return
+                target = max(target, feed.seq)
+                low = catch_up(self.bridge, feed.rows, index_id=state.id, generation=generation,
+                               shards=state.shards, upto=feed.seq, flush_seq=feed.flush_seq)
         reached = min(low.values()) if low else target
         with self._lock:
             self._held.setdefault(state.id, {})[generation] = reached

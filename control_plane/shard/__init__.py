@@ -17,7 +17,7 @@ from search_workers.host import HostError
 from search_workers.hosting import start_local_cluster
 
 from .bridge import DROP_DELAY_S, ShardBridge, near_bridge
-from .feed import ChangeRow, RowSource, catch_up
+from .feed import ChangeRow, Feed, RowSource, catch_up
 from .serving import search_serving
 
-__all__ = ["DROP_DELAY_S", "ChangeRow", "HostError", "MappingError", "validate_mapping", "RowSource", "ShardBridge", "catch_up", "near_bridge", "search_serving", "start_local_cluster"]
+__all__ = ["DROP_DELAY_S", "ChangeRow", "Feed", "HostError", "MappingError", "validate_mapping", "RowSource", "ShardBridge", "catch_up", "near_bridge", "search_serving", "start_local_cluster"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from search_workers.host import HostError
 from shared.contract import Change
@@ -30,6 +30,20 @@ RowSource = Callable[[int, int, int], list[ChangeRow]]
 """``rows(after, upto, limit)``: the changes with ``after < seq <= upto`` in sequence order."""
 Checkpoint = Callable[[int, int], None]
 """``checkpoint(done_seq, upto)``, called between pages (lease renewal, cancel, progress)."""
+
+
+class Feed(NamedTuple):
+    """An index's changes as of one moment: its sequence and flush sequence, and the rows up to
+    them, all read in one snapshot of the database.
+
+    A catch-up of a replica that may lack documents (opened empty, built up to an earlier sequence,
+    or missing one deleted and added again) needs that moment: a document rewritten between reading
+    the sequence and reading the rows took a sequence past the one read, so a catch-up to it would
+    call the replica complete without the document (a search short of it until the next catch-up)."""
+
+    seq: int
+    flush_seq: int
+    rows: RowSource
 
 
 def catch_up(
