@@ -79,10 +79,13 @@ class Facet(Struct, frozen=True):
 
 
 class SortKey(Struct, frozen=True):
-    """A sortable field, or one of :data:`RELEVANCE_KEYS` for the score."""
+    """A sortable field, or one of :data:`RELEVANCE_KEYS` for the score. A ``geopoint`` field sorts
+    by the distance of its point from ``near`` (``(lat, lng)``), nearest first; the hit's sort
+    value is that distance in meters."""
 
     field: str
     desc: bool = False
+    near: tuple[float, float] | None = None
 
     @property
     def relevance(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.errors import ErrorCode, ServiceError
+from shared.geo import GEO_OPS, GEO_SCHEMAS, geo_faults
 
 MAX_QUERY_CHARS = 512
 MAX_QUERY_WORDS = 32
@@ -60,6 +61,7 @@ FILTER_SCHEMAS: dict[str, dict[str, Any]] = {
             _ref("FilterValue"),
             {"type": "array", "maxItems": MAX_FILTER_VALUES, "items": _ref("FilterValue")},
             _ref("FilterRange"),
+            _ref("GeoFilter"),
         ],
     },
     "FilterValue": {
@@ -71,6 +73,7 @@ FILTER_SCHEMAS: dict[str, dict[str, Any]] = {
         "additionalProperties": False,
         "properties": {op: _ref("FilterValue") for op in sorted(RANGE_OPS)},
     },
+    **GEO_SCHEMAS,
 }
 
 
@@ -90,7 +93,9 @@ def _value_fault(value: Any, path: str) -> dict[str, Any] | None:
 
 
 def _condition_faults(cond: Any, path: str) -> list[dict[str, Any]]:
-    """A field condition: a value, a list of values, or a range ``{gt, gte, lt, lte}``."""
+    """A field condition: a value, a list of values, a range ``{gt, gte, lt, lte}`` or a geo area."""
+    if isinstance(cond, dict) and set(cond) & GEO_OPS:
+        return geo_faults(cond, path)
     if isinstance(cond, dict):
         if not cond or not set(cond) <= RANGE_OPS:
             return [_fault(path, "a range takes gt, gte, lt and lte only")]

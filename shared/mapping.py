@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
-FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]")
+FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint")
 NUMERIC_TYPES = ("integer", "float", "date")
 SEARCHABLE_TYPES = ("text", "keyword", "keyword[]")
 FLAGS = ("searchable", "filterable", "facetable", "sortable", "retrievable", "suggest")
@@ -47,6 +47,7 @@ def mapping_json_schema() -> dict[str, Any]:
             },
             {"if": {"properties": {"type": {"const": "keyword[]"}}}, "then": _never("sortable")},
             {"if": {"properties": {"type": {"const": "text"}}}, "then": _never("facetable")},
+            {"if": {"properties": {"type": {"const": "geopoint"}}}, "then": _never("facetable")},
             {
                 "if": {"required": ["analyzer"], "properties": {"analyzer": {"type": "string"}}},
                 "then": {"required": ["searchable"], "properties": {"searchable": {"const": True}}},

@@ -20,6 +20,7 @@ VALID = [
     {"fields": {"tags": {"type": "keyword[]", "facetable": True, "sortable": False}}},
     {"fields": {"price": {"type": "float", "filterable": True, "sortable": True, "analyzer": None}}},
     {"fields": {"a.b-c_d": {"type": "date", "searchable": False, "retrievable": False}}},
+    {"fields": {"loc": {"type": "geopoint", "filterable": True, "sortable": True, "retrievable": True}}},
     *[{"fields": {"f": {"type": t}}} for t in FIELD_TYPES],
 ]
 INVALID = [
@@ -38,6 +39,9 @@ INVALID = [
     {"fields": {"f": {"type": "boolean", "suggest": True}}},
     {"fields": {"f": {"type": "float", "analyzer": "en"}}},
     {"fields": {"f": {"type": "keyword[]", "sortable": True}}},
+    {"fields": {"f": {"type": "geopoint", "facetable": True}}},
+    {"fields": {"f": {"type": "geopoint", "searchable": True}}},
+    {"fields": {"f": {"type": "geopoint", "suggest": True}}},
     {"fields": {"f": {"type": "text", "facetable": True}}},
     {"fields": {"f": {"type": "text", "analyzer": "en"}}},
     {"fields": {"f": {"type": "text", "searchable": False, "analyzer": "en"}}},

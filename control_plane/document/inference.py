@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from control_plane.document.value_types import expected, type_matches
+from shared.geo import POINT_WORDS, point_of
 from shared.mapping import FIELD_NAME_PATTERN
 
 # A dynamic index maps at most this many fields: a document with thousands of keys (a map of
@@ -42,6 +43,7 @@ DATE = {"type": "date", "filterable": True, "sortable": True}
 NUMBER = {"type": "float", "filterable": True, "sortable": True, "facetable": True}
 BOOLEAN = {"type": "boolean", "filterable": True, "facetable": True}
 STRINGS = {"type": "keyword[]", "searchable": True, "filterable": True, "facetable": True}
+GEOPOINT = {"type": "geopoint", "filterable": True, "sortable": True}
 
 
 @dataclass
@@ -80,6 +82,10 @@ def field_for(value: Any) -> tuple[dict[str, Any] | None, str | None]:
         if all(isinstance(v, str) for v in items):
             return dict(STRINGS), None
         return None, "an array of other values than strings: stored and returned, not searched or filtered"
+    if isinstance(value, dict) and set(value) == {"lat", "lng"}:
+        if point_of(value) is None:
+            return None, f"a point out of bounds or not numbers ({POINT_WORDS}): stored and returned, not filtered"
+        return dict(GEOPOINT), None
     if isinstance(value, dict):
         return None, ("an object: nested fields are stored and returned, not searched or filtered "
                       "(send them as top-level fields, or map them by hand)")

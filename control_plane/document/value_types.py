@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
+from shared.geo import POINT_WORDS, point_of
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
@@ -46,6 +48,8 @@ def type_matches(field_type: str, value: Any) -> bool:
         return isinstance(value, bool)
     if field_type == "date":
         return _is_date(value)
+    if field_type == "geopoint":
+        return point_of(value) is not None
     return True
 
 
@@ -57,6 +61,7 @@ TYPE_NAMES = {
     "float": "a number",
     "boolean": "a boolean",
     "date": "an ISO 8601 date or a timestamp",
+    "geopoint": POINT_WORDS,
 }
 
 

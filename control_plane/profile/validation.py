@@ -6,6 +6,7 @@ from typing import Any
 
 from control_plane.profile.schemas import ProfileSettings
 from shared.errors import ErrorCode, ServiceError
+from shared.geo import is_geo_condition
 from shared.limits import MAX_FACETS, filter_faults
 
 NUMERIC = {"integer", "float"}
@@ -26,6 +27,29 @@ def filter_fields(filters: Any, prefix: str = "filters") -> list[tuple[str, str]
             out.extend(filter_fields(value, f"{prefix}.not"))
         else:
             out.append((name, f"{prefix}.{name}"))
+    return out
+
+
+def geo_filter_problems(filters: Any, fields: dict[str, dict[str, Any]], prefix: str = "filters") -> list[dict[str, Any]]:
+    """A geo area on a field that is no geopoint, or a value or range on one that is."""
+    out: list[dict[str, Any]] = []
+    todo = [(filters, prefix)]
+    while todo:
+        node, at = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        for name, cond in node.items():
+            here = f"{at}.{name}"
+            if name == "not":
+                todo.append((cond, here))
+            elif name in ("and", "or"):
+                todo.extend((sub, f"{here}[{i}]") for i, sub in enumerate(cond if isinstance(cond, list) else []))
+            elif name in fields:
+                geo = fields[name].get("type") == "geopoint"
+                if is_geo_condition(cond) and not geo:
+                    out.append({"path": here, "message": f"{name}: around and within take a geopoint field"})
+                elif geo and not is_geo_condition(cond):
+                    out.append({"path": here, "message": f"{name}: a geopoint takes {{around: ...}} or {{within: ...}}"})
     return out
 
 
@@ -90,9 +114,15 @@ def validate_profile(settings: ProfileSettings, mapping: dict[str, Any]) -> None
         details.append({"path": "distinct", "message": f"{settings.distinct}: only a keyword field can group hits"})
     for i, option in enumerate(settings.sort_options):
         for j, spec in enumerate(option.sort):
-            direction = spec.split(":", 1)[1] if ":" in spec else "asc"
-            if direction not in ("asc", "desc"):
-                details.append({"path": f"sortOptions.{i}.sort.{j}", "message": "direction must be asc or desc"})
+            name, _, direction = spec.partition(":")
+            geo = (fields.get(name) or {}).get("type") == "geopoint"
+            if geo and direction != "near":
+                details.append({"path": f"sortOptions.{i}.sort.{j}",
+                                "message": f"{name} is a geopoint: it sorts by distance ({name}:near)"})
+            elif not geo and direction not in ("asc", "desc", ""):
+                details.append({"path": f"sortOptions.{i}.sort.{j}", "message": "direction must be asc or desc"
+                                + (" (near takes a geopoint field)" if direction == "near" else "")})
+    details.extend(geo_filter_problems(settings.filters, fields))
     keys = [o.key for o in settings.sort_options]
     if len(set(keys)) != len(keys):
         details.append({"path": "sortOptions", "message": "sort option keys must be unique"})
@@ -122,7 +152,7 @@ def default_settings(mapping: dict[str, Any], index_facets: list[dict[str, Any]]
         {"key": f"{name}:{direction}", "label": f"{name} {direction}", "sort": [f"{name}:{direction}"]}
         for name, spec in fields.items()
         if spec.get("sortable")
-        for direction in ("asc", "desc")
+        for direction in (("near",) if spec.get("type") == "geopoint" else ("asc", "desc"))
     ]
     facets = [f["field"] for f in index_facets or [] if f.get("field") in fields]
     return ProfileSettings.model_validate({"queryFields": query_fields, "sortOptions": sort_options, "facets": facets})

@@ -46,6 +46,8 @@ SEARCH_ANSWER: dict[str, Any] = {
                     "document": {"type": ["object", "null"]},
                     "highlights": {"type": "object"},
                     "groupSize": {"type": "integer"},
+                    "distanceM": {"type": ["integer", "null"],
+                                  "description": "Meters from `near` (a sort option `FIELD:near`); null: no point"},
                 },
             },
         },

@@ -10,7 +10,7 @@ from pydantic import Field
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.search.facet_values import FacetValuesAsk
 from control_plane.wire import Filter, RequestModel, documented_as
-from shared.contract import Answer, Boost, Facet, FacetRange, FieldWeight, Query, SortKey, Typo
+from shared.contract import Answer, Boost, Facet, FacetRange, FieldWeight, Hit, Query, SortKey, Typo
 from shared.errors import ErrorCode, ServiceError
 from shared.limits import (
     MAX_FACETS,
@@ -27,6 +27,13 @@ InlineProfileBody = Annotated[dict[str, Any], documented_as("InlineProfile", {"t
 
 
 
+class NearPoint(RequestModel):
+    """The point a ``FIELD:near`` sort option measures distances from."""
+
+    lat: float = Field(ge=-90, le=90, allow_inf_nan=False)
+    lng: float = Field(ge=-180, le=180, allow_inf_nan=False)
+
+
 class StorefrontSearchRequest(RequestModel):
     """The body of a storefront search: its profile is the path's."""
 
@@ -41,6 +48,8 @@ class StorefrontSearchRequest(RequestModel):
     per_page: int | None = Field(None, ge=0, le=100,
                                  description="Left out: the profile's; 0: facets and total only, no hits")
     user_token: str | None = Field(None, max_length=200)
+    near: NearPoint | None = Field(None, description="The point a sort option `FIELD:near` (a geopoint field) "
+                                                     "orders by distance from; each hit then has `distanceM`")
 
     def for_search(self) -> SearchRequest:
         return SearchRequest.model_construct(self.model_fields_set, **self.__dict__)  # validated: as it is
@@ -92,7 +101,8 @@ def combined_filters(profile_filters: dict[str, Any] | None, request_filters: di
     return merged
 
 
-def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | None, tuple[SortKey, ...]]:
+def sort_spec(settings: ProfileSettings, sort_key: str | None,
+              near: NearPoint | None = None) -> tuple[str | None, tuple[SortKey, ...]]:
     key = sort_key or settings.default_sort
     if key is None:
         return None, ()
@@ -102,6 +112,13 @@ def sort_spec(settings: ProfileSettings, sort_key: str | None) -> tuple[str | No
             for item in option.sort:
                 field, _, direction = item.partition(":")
                 if field in ("_score", "relevance"):
+                    continue
+                if direction == "near":
+                    if near is None:
+                        raise ServiceError(ErrorCode.VALIDATION_ERROR, "This sort orders by distance: send near",
+                                           [{"path": "near", "message": f"the sort option {key!r} orders by the "
+                                                                        f"distance from near: {{lat, lng}}"}])
+                    spec.append(SortKey(field, near=(near.lat, near.lng)))
                     continue
                 spec.append(SortKey(field, desc=(direction or "asc") == "desc"))
             return key, tuple(spec)
@@ -163,6 +180,7 @@ class AnswerFacts:
     per_page: int
     sort: str | None
     facets: tuple[Facet, ...]
+    distance_at: int | None = None  # the engine sort key measuring distance: each hit gets distanceM
 
 
 def engine_query(
@@ -176,7 +194,7 @@ def engine_query(
 ) -> tuple[Query, AnswerFacts]:
     """The engine query and the paging/sort facts the answer echoes."""
     per_page = request.page_size(settings)
-    sort_key, sort = sort_spec(settings, request.sort)
+    sort_key, sort = sort_spec(settings, request.sort, request.near)
     facets = facet_definitions(settings, request, index_facets, mapping)
     typo = settings.typo_tolerance
     query = Query(
@@ -199,7 +217,8 @@ def engine_query(
         distinct=settings.distinct,
         hierarchies=hierarchies(index_facets),
     )
-    return query, AnswerFacts(request.page, per_page, sort_key, facets)
+    distance_at = next((i for i, key in enumerate(sort) if key.near is not None), None)
+    return query, AnswerFacts(request.page, per_page, sort_key, facets, distance_at)
 
 
 def format_facets(raw: dict[str, Any], facets: tuple[Facet, ...]) -> dict[str, Any]:
@@ -254,13 +273,19 @@ def tree(counts: dict[str, int], facet: Facet) -> list[dict[str, Any]]:
     return nodes("", 0)
 
 
+def _hit(h: Hit, distance_at: int | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights}
+    if h.group_size is not None:  # the profile's distinct is on
+        out["groupSize"] = h.group_size
+    if distance_at is not None:  # meters, whole; None: the document has no point
+        meters = h.sort_values[distance_at] if distance_at < len(h.sort_values) else None
+        out["distanceM"] = None if meters is None else round(meters)
+    return out
+
+
 def format_answer(answer: Answer, facts: AnswerFacts) -> dict[str, Any]:
     return {
-        "hits": [{"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights}
-                 if h.group_size is None else  # the profile's distinct is on
-                 {"id": h.id, "score": h.score, "document": h.document, "highlights": h.highlights,
-                  "groupSize": h.group_size}
-                 for h in answer.hits],
+        "hits": [_hit(h, facts.distance_at) for h in answer.hits],
         "total": answer.total,
         "page": facts.page,
         "perPage": facts.per_page,

@@ -10,7 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from shared.geo import geo_faults, is_geo_condition
+
 from .errors import NO_DEADLINE, Deadline, EngineError
+from .geo import area_mask, lat_key, lng_key
 from .hierarchy import descendant_ords
 from .memindex import MemIndex
 from .values import keyword_values, to_bool, to_number
@@ -33,6 +36,16 @@ def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str,
     if not (spec.filterable or spec.facetable):
         raise EngineError(f"field {fname!r} is not filterable", "FIELD_NOT_FILTERABLE",
                           [{"path": f"filters.{fname}", "message": "field is not filterable"}])
+    if spec.type == "geopoint":
+        if not is_geo_condition(cond) or geo_faults(cond, f"filters.{fname}"):
+            raise EngineError("bad geo filter", "FILTER_INVALID", geo_faults(cond, f"filters.{fname}") if
+                              is_geo_condition(cond) else [{"path": f"filters.{fname}", "message": "a geopoint field "
+                                                            "takes {around: ...} or {within: ...}"}])
+        return area_mask(idx.num[lat_key(fname)][:n], idx.num[lng_key(fname)][:n], cond)
+    if is_geo_condition(cond):
+        raise EngineError("geo filter on another type", "FILTER_INVALID",
+                          [{"path": f"filters.{fname}", "message": f"around and within take a geopoint field; this "
+                                                                   f"one is {spec.type}"}])
     if isinstance(cond, dict):
         ops = {k: v for k, v in cond.items() if k in ("gt", "gte", "lt", "lte")}
         bad = [k for k in cond if k not in ("gt", "gte", "lt", "lte")]

@@ -98,6 +98,9 @@ def validate_mapping(mapping: dict, language: str) -> None:
                 errors.append({"path": f"{base}.sortable", "message": "a keyword[] field cannot be sortable"})
             if spec.get("facetable") and ftype == "text":
                 errors.append({"path": f"{base}.facetable", "message": "a text field cannot be facetable; use keyword"})
+            if spec.get("facetable") and ftype == "geopoint":
+                errors.append({"path": f"{base}.facetable", "message": "a geopoint field cannot be facetable; "
+                                                                       "filter it with around or within"})
             if spec.get("suggest") and ftype not in SEARCHABLE_TYPES:
                 errors.append({"path": f"{base}.suggest", "message": f"a {ftype} field cannot feed suggestions"})
             # the analyzer governs how a field is searched: anywhere else it would do nothing

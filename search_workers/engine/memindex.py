@@ -17,7 +17,7 @@ grow the same way.
 
 Value columns (filters, facets, sort): keyword / keyword[] as ordinal *pairs* (slot, ordinal)
 plus the first ordinal per slot for sorting; integer / float / date as float64 (NaN = missing);
-boolean as int8 (-1 = missing).
+boolean as int8 (-1 = missing); geopoint as two float64 columns (latitude, longitude) in ``num``.
 
 Term dictionary (for typo and prefix expansion, never scanning documents): a sorted list of all
 terms (``bisect.insort`` for new terms), a deletion index (term and its one-character deletions
@@ -36,6 +36,7 @@ import numpy as np
 import orjson
 
 from .analysis import CHUNK_RE, TextAnalyzer, get_analyzer
+from .geo import lat_key, lng_key, point_value
 from .mapping import FieldSpec, analysis_of
 from .values import exact_bytes, keyword_values, text_of, to_bool, to_number
 
@@ -120,6 +121,9 @@ class MemIndex:
         self.kw_fields = [f for f, s in fields.items() if s.needs_values and s.type in ("keyword", "keyword[]", "text")]
         self.num_fields = [f for f, s in fields.items() if s.needs_values and s.is_numeric]
         self.bool_fields = [f for f, s in fields.items() if s.needs_values and s.type == "boolean"]
+        self.geo_fields = [f for f, s in fields.items() if s.needs_values and s.type == "geopoint"]
+        # float64 columns: the numeric fields', and two per geopoint field (geo.lat_key, geo.lng_key)
+        self.num_cols = self.num_fields + [k for f in self.geo_fields for k in (lat_key(f), lng_key(f))]
         self.n = 0
         self.cap = 0
         self.n_live = 0
@@ -143,7 +147,7 @@ class MemIndex:
         self._kw_buf: dict[str, tuple[np.ndarray | None, np.ndarray | None]] = {f: (None, None) for f in self.kw_fields}
         self._kw_rank: dict[str, tuple[int, np.ndarray]] = {}
         self._kw_sorted: dict[str, tuple[int, list[str], np.ndarray]] = {}
-        self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_fields}
+        self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_cols}
         self.boo: dict[str, np.ndarray] = {f: np.zeros(0, np.int8) for f in self.bool_fields}
         # term dictionary
         self.term_df: dict[str, int] = {}
@@ -184,7 +188,7 @@ class MemIndex:
             self.pos[f] = newp
         for f in self.kw_fields:
             self.kw_first[f] = g(self.kw_first[f], -1)
-        for f in self.num_fields:
+        for f in self.num_cols:
             self.num[f] = g(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = g(self.boo[f], -1)
@@ -304,6 +308,10 @@ class MemIndex:
             if isinstance(x, list):
                 x = x[0] if x else None
             self.boo[f][slot] = to_bool(x)
+        for f in self.geo_fields:
+            point = point_value(doc.get(f))
+            if point is not None:
+                self.num[lat_key(f)][slot], self.num[lng_key(f)][slot] = point
         self.version += 1
         return slot
 
@@ -431,7 +439,7 @@ class MemIndex:
             self.pos[f] = newp
         for f in self.kw_fields:
             self.kw_first[f] = sq(self.kw_first[f], -1)
-        for f in self.num_fields:
+        for f in self.num_cols:
             self.num[f] = sq(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = sq(self.boo[f], -1)

@@ -13,6 +13,7 @@ import numpy as np
 from shared.contract import Boost, Query, SortKey, group_key_of
 
 from .errors import Deadline, EngineError
+from .geo import distances, lat_key, lng_key
 from .mapping import FieldSpec
 from .memindex import MemIndex
 
@@ -33,6 +34,12 @@ def sort_keys(mem: MemIndex, fields: dict[str, FieldSpec], sort: Sequence[SortKe
         if spec is None or not spec.sortable:
             raise EngineError(f"field {fname!r} is not sortable", "FIELD_NOT_SORTABLE",
                               [{"path": f"sort[{i}]", "message": "field is not sortable"}])
+        if spec.type == "geopoint":
+            if item.near is None:
+                raise EngineError(f"sorting by {fname!r} needs a point", "FIELD_NOT_SORTABLE",
+                                  [{"path": "near", "message": f"sorting by the geopoint {fname} needs near: {{lat, lng}}"}])
+            out.append(_distance_key(mem, fname, item.near))
+            continue
         if spec.is_numeric:
             col = mem.num[fname]
 
@@ -73,6 +80,22 @@ def sort_keys(mem: MemIndex, fields: dict[str, FieldSpec], sort: Sequence[SortKe
             vals = mem.kw_vals[fname]
             out.append((keyk, lambda slot, first=first, vals=vals: vals[first[slot]] if first[slot] >= 0 else None))
     return out
+
+
+def _distance_key(mem: MemIndex, fname: str, near: tuple[float, float]) -> SortFn:
+    """Nearest first (documents without a point last); the hit's sort value is the distance in meters."""
+    lat, lng = mem.num[lat_key(fname)], mem.num[lng_key(fname)]
+
+    def key(c: np.ndarray, s: np.ndarray) -> np.ndarray:
+        v = distances(lat[c], lng[c], near)
+        v[np.isnan(v)] = np.inf
+        return v
+
+    def val(slot: int) -> float | None:
+        x = float(distances(lat[slot : slot + 1], lng[slot : slot + 1], near)[0])
+        return None if math.isnan(x) else x
+
+    return key, val
 
 
 def ranked(pos: np.ndarray, k: int, cands: np.ndarray, score: np.ndarray, sort_keys: list[SortFn]) -> np.ndarray:

@@ -15,6 +15,8 @@ export interface SearchBody {
   /** 0: facets and `total` only. */
   perPage?: number;
   userToken?: string;
+  /** The point a sort option `FIELD:near` (a geopoint field) orders by distance from. */
+  near?: { lat: number; lng: number };
 }
 
 export interface Hit<TDocument = Record<string, unknown>> {
@@ -25,6 +27,8 @@ export interface Hit<TDocument = Record<string, unknown>> {
   highlights: Record<string, string>;
   /** With the profile's `distinct`: how many documents share this hit's value. */
   groupSize?: number;
+  /** With a sort option `FIELD:near`: meters from `near` (`null`: the document has no point). */
+  distanceM?: number | null;
 }
 
 export interface TermsBucket {

@@ -1,7 +1,7 @@
 // The mapping editor: one row per field (name, type, flags), plus the id field.
 import { h, nextId, select } from "./ui.js";
 
-export const TYPES = ["text", "keyword", "integer", "float", "boolean", "date", "keyword[]"];
+export const TYPES = ["text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint"];
 const FLAGS = [
   ["searchable", "Searchable"], ["filterable", "Filterable"], ["facetable", "Facetable"],
   ["sortable", "Sortable"], ["retrievable", "Retrievable"], ["suggest", "Suggest"],

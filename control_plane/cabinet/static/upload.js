@@ -25,6 +25,10 @@ function typed(value, spec) {
     case "integer": case "float": { const n = Number(value); return Number.isNaN(n) ? value : n; }
     case "boolean": return ["true", "1", "yes"].includes(value.toLowerCase()) ? true : ["false", "0", "no"].includes(value.toLowerCase()) ? false : value;
     case "keyword[]": return value.split("|").map((s) => s.trim()).filter(Boolean);
+    case "geopoint": {  // "lat lng", "lat;lng" or a quoted "lat,lng"
+      const parts = value.trim().split(/[\s,;]+/).map(Number);
+      return parts.length === 2 && parts.every(Number.isFinite) ? { lat: parts[0], lng: parts[1] } : value;
+    }
     default: return value;
   }
 }
