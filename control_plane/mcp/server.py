@@ -138,11 +138,13 @@ def build_server(runtime: Runtime) -> ShopsearchMCP:
         page: int = 1,
         per_page: int | None = None,
         profile_key: Annotated[str | None, Field(description="A saved search profile of the index")] = None,
+        near: Annotated[dict[str, float] | None, Field(
+            description='{"lat": ..., "lng": ...}: the point a sort option FIELD:near orders by distance from')] = None,
     ) -> dict[str, Any]:
         """Search an index as the REST search route does: hits, total, facets, paging."""
         caller = _current()
         arguments = {"q": q, "filters": filters, "facets": facets, "sort": sort, "page": page,
-                     "perPage": per_page, "profileKey": profile_key}
+                     "perPage": per_page, "profileKey": profile_key, "near": near}
         try:
             body = tools.search_request(arguments)
             return await tools.search(runtime, caller.principal, index_id, body, caller.ip)

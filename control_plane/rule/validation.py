@@ -8,7 +8,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from control_plane.profile.validation import capability_problem
+from control_plane.profile.validation import capability_problem, geo_filter_problems
 from control_plane.rule.schemas import MAX_USER_DATA_BYTES, RuleIn
 from shared.errors import validation
 from shared.jsonvalue import json_problem
@@ -93,6 +93,11 @@ def validate_rule(body: RuleIn, stored: dict[str, Any], mapping: dict[str, Any])
                 faults.append({"path": f"consequence.{kind}[{i}].filters", "message": "must name at least one field"})
     fields = mapping.get("fields") or {}
     id_field = str(mapping.get("idField") or "id")
+    faults += geo_filter_problems(body.filters, fields, "filters")
+    faults += geo_filter_problems(consequence.add_filters, fields, "consequence.addFilters")
+    for kind, items in weighted:
+        for i, item_filters in enumerate(items):
+            faults += geo_filter_problems(item_filters, fields, f"consequence.{kind}[{i}].filters")
     for name, path in rule_filter_uses(stored):
         if name == id_field:
             continue

@@ -64,15 +64,22 @@ def _values(value: Any) -> Iterable[str]:
 
 
 class Candidates:
-    """Texts by their normalized form: the display text, and evidence per source."""
+    """Texts by their normalized form: the display text, and evidence per source.
+
+    A text the catalog spells several ways ("OtterBox" 175 times, "Otterbox" 16) is displayed as
+    its most common spelling, the first in code-point order on a tie: the same whatever order the
+    database returns the documents in (the first one seen used to win, and that order moves as rows
+    are rewritten). A shopper's spelling (``catalog=False``) shows only for a text the catalog lacks;
+    a merchant's own text always shows as written."""
 
     def __init__(self) -> None:
         self.text: dict[str, str] = {}
         self.evidence: dict[str, dict[str, float]] = {}
         self.custom: dict[str, tuple[str, float]] = {}  # norm -> (custom id, weight)
         self._seen: dict[str, tuple[str, str] | None] = {}  # raw value -> (display text, norm)
+        self._spellings: dict[str, dict[str, int]] = {}  # norm -> catalog spelling -> times seen
 
-    def add(self, raw: str, source: str, evidence: float = 1.0) -> str | None:
+    def add(self, raw: str, source: str, evidence: float = 1.0, *, catalog: bool = True) -> str | None:
         if raw in self._seen:  # brands and categories repeat: normalized once each
             known = self._seen[raw]
         else:
@@ -80,7 +87,16 @@ class Candidates:
         if known is None:
             return None
         text, norm = known
-        self.text.setdefault(norm, text)
+        if catalog:
+            seen = self._spellings.setdefault(norm, {})
+            seen[text] = times = seen.get(text, 0) + 1
+            shown = self.text.get(norm)
+            if norm in self.custom:
+                pass  # shown as the merchant wrote it
+            elif shown is None or shown not in seen or (-times, text) < (-seen[shown], shown):
+                self.text[norm] = text
+        else:
+            self.text.setdefault(norm, text)
         self._count(norm, source, evidence)
         return norm
 
@@ -141,7 +157,7 @@ def _gather(db: Session, index: Index, settings: SuggestionSettings, trusted_fie
         popularity[norm] = popularity.get(norm, 0.0) + pq.searches_with_results + CLICK_FACTOR * pq.clicks
         pop = settings.popular_queries
         if pop.enabled and pq.searches >= pop.min_searches and pq.searches_with_results > 0:
-            added = found.add(pq.query, "popular", 0.0)
+            added = found.add(pq.query, "popular", 0.0, catalog=False)
             if added is not None:
                 unverified.add(added)
     for custom in repository.custom_of_index(db, index.id):

@@ -296,3 +296,31 @@ def test_a_dynamic_index_maps_lat_lng_objects_as_geopoints(client: Any, app: Any
             break
         assert time.monotonic() < deadline, response.text
         time.sleep(0.05)
+
+
+def test_a_rule_narrows_to_an_area_and_a_bad_geo_rule_is_refused(client: Any, app: Any) -> None:
+    tenant = make_tenant(app)
+    index = create_catalog_index(client, tenant, [
+        {"id": "paris", "name": "lamp", "brand": "north", "loc": {"lat": 48.85, "lng": 2.35}},
+        {"id": "lyon", "name": "lamp", "brand": "north", "loc": {"lat": 45.76, "lng": 4.84}},
+        {"id": "nowhere", "name": "lamp", "brand": "north"},
+    ], MAPPING, "rules", shards=1)
+    rules = tenant.url(index["id"], "/rules")
+    area = {"around": {"lat": 48.85, "lng": 2.35, "radiusM": 50_000}}
+    for field, consequence in (("brand", {"addFilters": {"brand": area}}),
+                               ("loc", {"boost": [{"filters": {"loc": "paris"}, "weight": 1}]})):
+        response = client.post(rules, json={"name": "bad", "conditions": [{"pattern": "lamp", "anchoring": "contains"}],
+                                            "consequence": consequence}, headers=tenant.headers)
+        assert response.status_code == 400, response.text
+        paths = [d["path"] for d in response.json()["error"]["details"]]
+        assert any(p.startswith("consequence.") and p.endswith(field) for p in paths), paths
+    response = client.post(rules, json={"name": "paris only", "conditions": [{"pattern": "lamp", "anchoring": "contains"}],
+                                        "consequence": {"addFilters": {"loc": area}}}, headers=tenant.headers)
+    assert response.status_code == 201, response.text
+    deadline = time.monotonic() + 10  # rules reach the search once its index's merchandising version moved
+    while True:
+        found = client.post(tenant.url(index["id"], "/search"), json={"q": "lamp"}, headers=tenant.headers).json()
+        if [h["id"] for h in found["hits"]] == ["paris"]:
+            break
+        assert time.monotonic() < deadline, found
+        time.sleep(0.05)
