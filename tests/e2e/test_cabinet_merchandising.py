@@ -262,6 +262,42 @@ def test_the_preview_compares_two_profiles_and_edits_one_inline(cabinet_page, sh
     expect(page.get_by_role("heading", name="A: storefront", exact=True)).to_be_visible()
 
 
+def test_the_preview_sorts_stores_by_distance_from_a_point(cabinet_page, shop):  # type: ignore[no-untyped-def]
+    """A geopoint index: the preview offers a point to measure from, a sort option FIELD:near orders
+    the hits by it and each shows its distance; the profile editor proposes FIELD:near for it."""
+    page = cabinet_page
+    mapping = {"fields": {"name": {"type": "text", "searchable": True},
+                          "loc": {"type": "geopoint", "filterable": True, "sortable": True}}}
+    stores = [{"id": "lyon", "name": "lamp store", "loc": {"lat": 45.764, "lng": 4.8357}},
+              {"id": "paris", "name": "lamp store", "loc": {"lat": 48.8566, "lng": 2.3522}},
+              {"id": "lille", "name": "lamp store", "loc": {"lat": 50.6292, "lng": 3.0573}}]
+    with shop.api() as http:
+        created = http.post(f"/v1/projects/{shop.project_id}/indices", json={"name": "stores", "mapping": mapping})
+        assert created.status_code == 201, created.text
+        index_id = created.json()["id"]
+        task = http.post(shop.url(index_id, "/documents"), json=stores).json()["taskId"]
+        assert wait_task(http, shop.project_id, task, timeout=60)["status"] == "succeeded"
+        profile = http.post(shop.url(index_id, "/profiles"), json={
+            "name": "stores", "queryFields": {"name": {"weight": 1}},
+            "sortOptions": [{"key": "nearest", "label": "Nearest first", "sort": ["loc:near"]}]})
+        assert profile.status_code == 201, profile.text
+    page.goto(shop.page_url(index_id, "preview") + "?q=lamp")
+    page.get_by_label("Near (lat, lng)").fill("50.85, 4.35")  # Brussels
+    page.get_by_label("Near (lat, lng)").dispatch_event("change")
+    page.get_by_label("Sort").select_option(label="Nearest first")
+    column = page.locator(".column").first
+    expect(column.locator(".hit").first).to_have_attribute("data-id", "lille")
+    expect(column.locator(".hit").nth(1)).to_have_attribute("data-id", "paris")
+    expect(column.locator(".hit").first.locator(".muted")).to_contain_text(" km")
+    page.get_by_label("Near (lat, lng)").fill("45.2, 5.7")  # Grenoble
+    page.get_by_label("Near (lat, lng)").dispatch_event("change")
+    expect(column.locator(".hit").first).to_have_attribute("data-id", "lyon")
+    _shot(page, "preview-near")
+    page.goto(shop.page_url(index_id, "profiles") + "/new")
+    page.get_by_role("button", name="Add sort option").click()
+    expect(page.get_by_label("Sort by").last).to_have_value("loc:near")
+
+
 def test_a_malformed_solr_file_names_its_line(cabinet_page, shop, tmp_path):  # type: ignore[no-untyped-def]
     page = cabinet_page
     index_id, _ = shop.catalog_index("solr", load_products()[:300])

@@ -60,7 +60,8 @@ export function hitList(answer, { title = "name", compare = null, actions = null
     return h("li", { class: "hit", "data-id": String(hit.id) },
       h("div", { class: "hit-title" }, hitTitle(hit, title), badge ? " " : null, badge),
       h("div", { class: "muted" }, `id ${hit.id}`, hit.score !== undefined && hit.score !== null ? ` · score ${Number(hit.score).toFixed(3)}` : "",
-        doc.price !== undefined ? ` · ${doc.price}` : "", hit.groupSize > 1 ? ` · ${hit.groupSize} variants` : ""),
+        doc.price !== undefined ? ` · ${doc.price}` : "", hit.groupSize > 1 ? ` · ${hit.groupSize} variants` : "",
+        typeof hit.distanceM === "number" ? ` · ${hit.distanceM >= 1000 ? (hit.distanceM / 1000).toFixed(1) + " km" : hit.distanceM + " m"}` : ""),
       other.map(([f, v]) => h("div", { class: "hl" }, h("span", { class: "muted" }, f + ": "), highlighted(Array.isArray(v) ? v.join(" … ") : v))),
       actions ? h("div", { class: "hit-actions" }, actions(hit, position)) : null);
   }));

@@ -34,6 +34,9 @@ export async function render(body, ctx) {
   const pickB = select("profileB", options, state.b || (profiles[1] || profiles[0]).id, { id: nextId("pb") });
   const compare = h("input", { type: "checkbox", id: nextId("cmp"), checked: !!state.b });
   const sort = select("sort", [], "", { id: nextId("sort") });
+  // the point a sort option FIELD:near (a geopoint field) measures from: "lat, lng"
+  const hasGeo = Object.values(mapping.fields || {}).some((s) => s.type === "geopoint");
+  const near = h("input", { id: nextId("near"), name: "near", autocomplete: "off", placeholder: "48.8566, 2.3522", inputmode: "decimal" });
   const inlineText = h("textarea", { rows: 14, class: "code", id: nextId("inline"), "data-path": "profile", spellcheck: "false" });
   const inlineMessage = h("div");
   const inlineState = h("span", { class: "muted", role: "status" });
@@ -84,6 +87,8 @@ export async function render(body, ctx) {
     const request = { q: state.q, page: state.page, profile: { ...inlineProfile(profile), analytics: false } };
     if (Object.keys(state.filters).length) request.filters = state.filters;
     if (withSort) request.sort = withSort;
+    const point = near.value.split(/[\s,;]+/).filter(Boolean).map(Number);
+    if (point.length === 2 && point.every(Number.isFinite)) request.near = { lat: point[0], lng: point[1] };
     return api("POST", ctx.url + "/search", { body: request });
   }
 
@@ -139,12 +144,13 @@ export async function render(body, ctx) {
   pickB.addEventListener("change", () => { state.b = pickB.value; run(); });
   compare.addEventListener("change", () => { state.b = compare.checked ? pickB.value : null; pickB.disabled = !compare.checked; run(); });
   sort.addEventListener("change", () => { state.sort = sort.value; state.page = 1; run(); });
+  near.addEventListener("change", () => { state.page = 1; run(); });
   pickB.disabled = !state.b;
   resetInline();
 
   const searchForm = h("form", { role: "search", "aria-label": "Search preview", class: "preview-controls", onsubmit: (e) => { e.preventDefault(); state.q = q.value; run(); } },
     field("Search", q),
-    h("div", { class: "row" }, field("Profile A", pickA), field("Sort", sort),
+    h("div", { class: "row" }, field("Profile A", pickA), field("Sort", sort), hasGeo ? field("Near (lat, lng)", near) : null,
       h("label", { class: "inline", for: compare.id }, compare, " Compare with"), field("Profile B", pickB)));
   fill(body,
     saved.length ? null : h("p", { class: "alert warn" }, "No saved profile yet: this preview searches every searchable field. ",

@@ -58,7 +58,8 @@ export async function render(main, ctx) {
   const highlightChecks = searchable.map((f) => ({ f, box: check((start.highlight || []).includes(f), `Highlight ${f}`) }));
   const sortRows = h("tbody");
   const boostRows = h("tbody");
-  const addSort = (o = { key: "", label: "", sort: [sortable[0] ? sortable[0] + ":asc" : ""] }) => {
+  const direction = (name) => (mapping.fields[name].type === "geopoint" ? ":near" : ":asc");
+  const addSort = (o = { key: "", label: "", sort: [sortable[0] ? sortable[0] + direction(sortable[0]) : ""] }) => {
     const tr = h("tr", {}, h("td", {}, h("input", { value: o.key, "aria-label": "Sort key", "data-k": "key", placeholder: "price-asc" })),
       h("td", {}, h("input", { value: o.label, "aria-label": "Sort label", "data-k": "label", placeholder: "Price: low to high" })),
       h("td", {}, h("input", { value: o.sort.join(", "), "aria-label": "Sort by", "data-k": "sort", placeholder: "price:asc" })),
@@ -153,7 +154,7 @@ export async function render(main, ctx) {
       h("tbody", {}, qf.map((x) => h("tr", {}, h("th", { scope: "row" }, x.f), h("td", {}, x.on), h("td", {}, x.weight), h("td", {}, x.typo), h("td", {}, x.prefix))))))),
     h("div", { class: "row" }, field("Match", operator), field("Results per page", perPage), h("label", { class: "inline" }, typos, " Typo tolerance")),
     boxes("Facets", facetChecks), boxes("Return only these fields (none ticked: all)", retrieveChecks), boxes("Highlight", highlightChecks),
-    h("fieldset", {}, h("legend", {}, "Sort options"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Key", "Label", "Sort by (field:asc|desc, …)", ""].map((x) => h("th", { scope: "col" }, x)))), sortRows)),
+    h("fieldset", {}, h("legend", {}, "Sort options"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Key", "Label", "Sort by (field:asc|desc, geopoint:near, …)", ""].map((x) => h("th", { scope: "col" }, x)))), sortRows)),
       h("button", { type: "button", class: "secondary", onclick: () => { addSort(); changed(); } }, "Add sort option")),
     h("fieldset", {}, h("legend", {}, "Boosts (rank by a number too)"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Field", "Modifier", "Weight", ""].map((x) => h("th", { scope: "col" }, x)))), boostRows)),
       numeric.length ? h("button", { type: "button", class: "secondary", onclick: () => { addBoost(); changed(); } }, "Add boost") : null));
