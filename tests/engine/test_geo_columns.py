@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from search_workers.engine import ShardEngine
-from search_workers.engine.geo import distances
+from search_workers.engine.geo import _in_polygon, area_mask, distances
 from shared.contract import Change, Query, SortKey
 
 MAPPING = {"fields": {"name": {"type": "text", "searchable": True},
@@ -87,3 +87,34 @@ def test_distances_at_the_poles_and_across_the_antimeridian() -> None:
     assert abs(got[0] - quarter) < 1 and abs(got[1] - quarter) < 1
     assert abs(got[2] - got[3]) < 1e-6 and got[2] < 12_000  # 0.1 degree either side of the line
     assert abs(got[4] - _meters((0.0, 180.0), (10.0, 20.0))) < 1
+
+
+def test_a_circle_narrowed_to_its_box_keeps_every_point_inside_anywhere_on_the_globe() -> None:
+    """The box a circle is narrowed to first (poles, the antimeridian, circles wider than a
+    hemisphere) never drops a point whose distance is within the radius."""
+    rng = np.random.default_rng(7)
+    lat = np.degrees(np.arcsin(rng.uniform(-1, 1, 200_000)))  # uniform over the sphere
+    lng = rng.uniform(-180, 180, 200_000)
+    lat[::97] = np.nan
+    centres = [(89.5, 10.0), (-89.9, -170.0), (0.0, 179.9), (10.0, -179.99), (60.0, 175.0), (-45.0, 0.0),
+               *[(float(rng.uniform(-90, 90)), float(rng.uniform(-180, 180))) for _ in range(30)]]
+    for lat0, lng0 in centres:
+        for radius in (1_000.0, 50_000.0, 700_000.0, 5_000_000.0, 15_000_000.0):
+            exact = np.nan_to_num(distances(lat, lng, (lat0, lng0)), nan=np.inf) <= radius
+            got = area_mask(lat, lng, {"around": {"lat": lat0, "lng": lng0, "radiusM": radius}})
+            assert np.array_equal(got, exact), (lat0, lng0, radius, int((got != exact).sum()))
+
+
+def test_a_polygon_narrowed_to_its_box_answers_as_the_whole_scan() -> None:
+    rng = np.random.default_rng(8)
+    lat, lng = rng.uniform(40, 55, 100_000), rng.uniform(-5, 15, 100_000)
+    lat[::89] = np.nan
+    for _ in range(20):
+        k = int(rng.integers(3, 15))
+        angles = np.sort(rng.uniform(0, 2 * np.pi, k))
+        radii = rng.uniform(0.5, 4, k)  # star-shaped, often concave
+        centre = (float(rng.uniform(43, 52)), float(rng.uniform(0, 10)))
+        points = [[centre[0] + r * np.sin(a), centre[1] + r * np.cos(a)] for r, a in zip(radii, angles, strict=True)]
+        got = area_mask(lat, lng, {"within": {"polygon": points}})
+        assert np.array_equal(got, _in_polygon(lat, lng, [tuple(p) for p in points]))
+        assert 0 < got.sum() < len(lat)
