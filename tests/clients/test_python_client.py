@@ -486,6 +486,36 @@ async def analytics_after(index: Any, searches: int) -> m.Analytics:
     return answer  # type: ignore[no-any-return]
 
 
+async def test_stores_near_a_point(shop: Shop, flavour: str) -> None:
+    """``near`` on both search methods, ``distance_m`` on the hits (geo: issue 35)."""
+    client = make_client(flavour, shop)
+    storefront = make_client(flavour, shop, shop.public_key, headers={"Origin": ORIGIN})
+    try:
+        index = client.project(shop.project_id).index((await do(client.project(shop.project_id).create_index(
+            f"stores-{flavour}", mapping={"fields": {"name": {"type": "text", "searchable": True},
+                                                     "loc": {"type": "geopoint", "filterable": True,
+                                                             "sortable": True}}}))).id)
+        tasks = await do(index.upload_documents([
+            {"id": "far", "name": "lamp", "loc": {"lat": 45.76, "lng": 4.84}},
+            {"id": "near", "name": "lamp", "loc": {"lat": 48.86, "lng": 2.34}},
+            {"id": "none", "name": "lamp"}]))
+        assert [t.status for t in await do(index.wait_for_tasks(tasks))] == ["succeeded"]
+        profile = await do(index.create_profile({"name": "stores", "queryFields": {"name": {"weight": 1}},
+                                                 "sortOptions": [{"key": "near", "label": "Nearest",
+                                                                  "sort": ["loc:near"]}]}))
+        for answer in (await do(index.search("lamp", profile_key=profile.profile_key, sort="near", near=(48.85, 2.35))),
+                       await do(storefront.search(profile.profile_key, "lamp", sort="near", near=(48.85, 2.35)))):
+            assert [(h.id, h.distance_m is None) for h in answer.hits] == [("near", False), ("far", False),
+                                                                          ("none", True)]
+            assert 0 < answer.hits[0].distance_m < 2_000 < 380_000 < answer.hits[1].distance_m < 400_000
+        await fails(lambda: index.search("lamp", profile_key=profile.profile_key, sort="near"), 400,
+                    "VALIDATION_ERROR")
+        await do(index.delete())
+    finally:
+        await close(client)
+        await close(storefront)
+
+
 def test_both_clients_offer_the_same_methods() -> None:
     """One implementation: the handles are the same classes for both clients."""
     sync, asynchronous = Client("http://127.0.0.1:1"), AsyncClient("http://127.0.0.1:1")

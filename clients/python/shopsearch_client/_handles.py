@@ -81,6 +81,10 @@ def _body(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
+def _point(value: tuple[float, float] | None) -> dict[str, float] | None:
+    return None if value is None else {"lat": value[0], "lng": value[1]}
+
+
 def _day(value: date | str | None) -> str | None:
     return value.isoformat() if isinstance(value, date) else value
 
@@ -408,11 +412,12 @@ class Index(_Handle[IO]):
     def search(self, q: str = "", *, profile_key: str | None = None, profile: Body | None = None,
                filters: Mapping[str, Any] | None = None, facets: Sequence[str] | None = None, sort: str | None = None,
                page: int | None = None, per_page: int | None = None,
-               user_token: str | None = None) -> Op[m.SearchAnswer]:
-        """Secret search: with a saved profile's ``profile_key``, or an inline ``profile`` to try settings."""
+               user_token: str | None = None, near: tuple[float, float] | None = None) -> Op[m.SearchAnswer]:
+        """Secret search: with a saved profile's ``profile_key``, or an inline ``profile`` to try settings.
+        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``)."""
         return self._call(r.SEARCH, body=_body(q=q, profileKey=profile_key, profile=profile, filters=filters,
                                                facets=facets, sort=sort, page=page, perPage=per_page,
-                                               userToken=user_token))
+                                               userToken=user_token, near=_point(near)))
 
     @operation
     def facet_values(self, field: str, q: str = "", *, query: str | None = None,
@@ -654,11 +659,13 @@ class Root(_Handle[IO]):
     @operation
     def search(self, profile_key: str, q: str = "", *, filters: Mapping[str, Any] | None = None,
                facets: Sequence[str] | None = None, sort: str | None = None, page: int | None = None,
-               per_page: int | None = None, user_token: str | None = None) -> Op[m.SearchAnswer]:
-        """Storefront search with a saved profile's ``profile_key`` (a public key needs an ``Origin`` header)."""
+               per_page: int | None = None, user_token: str | None = None,
+               near: tuple[float, float] | None = None) -> Op[m.SearchAnswer]:
+        """Storefront search with a saved profile's ``profile_key`` (a public key needs an ``Origin`` header).
+        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``)."""
         return self._call(r.STOREFRONT_SEARCH, profile_key=profile_key,
                           body=_body(q=q, filters=filters, facets=facets, sort=sort, page=page, perPage=per_page,
-                                     userToken=user_token))
+                                     userToken=user_token, near=_point(near)))
 
     @operation
     def facet_values(self, profile_key: str, field: str, q: str = "", *, query: str | None = None,

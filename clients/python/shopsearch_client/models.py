@@ -231,6 +231,8 @@ class Hit(Model):
     document: dict[str, Any] | None
     highlights: dict[str, Any]
     group_size: int | None = None
+    distance_m: int | None = None
+    """Meters from the search's ``near`` (a sort option ``FIELD:near``); None: no point, or no such sort."""
 
 
 class TermCount(Model):
