@@ -37,10 +37,11 @@ def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str,
         raise EngineError(f"field {fname!r} is not filterable", "FIELD_NOT_FILTERABLE",
                           [{"path": f"filters.{fname}", "message": "field is not filterable"}])
     if spec.type == "geopoint":
-        if not is_geo_condition(cond) or geo_faults(cond, f"filters.{fname}"):
-            raise EngineError("bad geo filter", "FILTER_INVALID", geo_faults(cond, f"filters.{fname}") if
-                              is_geo_condition(cond) else [{"path": f"filters.{fname}", "message": "a geopoint field "
-                                                            "takes {around: ...} or {within: ...}"}])
+        path = f"filters.{fname}"
+        faults = geo_faults(cond, path) if is_geo_condition(cond) else [
+            {"path": path, "message": "a geopoint field takes {around: ...} or {within: ...}"}]
+        if faults:
+            raise EngineError("bad geo filter", "FILTER_INVALID", faults)
         return area_mask(idx.num[lat_key(fname)][:n], idx.num[lng_key(fname)][:n], cond)
     if is_geo_condition(cond):
         raise EngineError("geo filter on another type", "FILTER_INVALID",
