@@ -27,6 +27,9 @@ from shared.errors import ErrorCode, ServiceError
 UsageProvider = Callable[[Session, Any], list[dict[str, Any]]]
 _PROVIDERS: list[UsageProvider] = []
 
+# uses whose meaning depends on whether the field is a geopoint (an area or a value, near or asc/desc)
+_GEO_SENSITIVE = {"filterable", "facetable", "sortable"}
+
 _KIND_PREFIX = {
     "profile": "profiles",
     "rule": "rules",
@@ -85,6 +88,11 @@ def breaking_uses(db: Session, index: Any, mapping: dict[str, Any]) -> list[dict
                 if not bool(spec.get(need, default)):
                     message = f"field {use['field']!r} would no longer be {need}"
                     break
+            geo_before, geo_after = (isinstance(before, dict) and before.get("type") == "geopoint",
+                                     spec.get("type") == "geopoint")
+            if message is None and isinstance(before, dict) and geo_before != geo_after and _GEO_SENSITIVE & set(_needs(use)):
+                message = (f"field {use['field']!r} would {'no longer be' if geo_before else 'become'} a geopoint: "
+                           "its filters and sorts would mean something else")
         if message is None:
             continue
         path = use.get("detailsPath") or f"{_KIND_PREFIX.get(use['kind'], use['kind'])}.{use['id']}.{use['path']}"

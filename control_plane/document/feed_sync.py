@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -64,6 +65,9 @@ def _coerce_csv_value(value: Any, field_type: str | None) -> Any:
             return value.strip().lower() in ("1", "true", "yes", "y")
         if field_type == "keyword[]":
             return [v.strip() for v in value.split("|") if v.strip()]
+        if field_type == "geopoint":  # "lat lng", "lat;lng" or a quoted "lat,lng"
+            lat, lng = (float(part) for part in re.split(r"[\s,;]+", value.strip()))
+            return {"lat": lat, "lng": lng}
     except ValueError:
         return value
     return value

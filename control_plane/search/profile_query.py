@@ -103,6 +103,9 @@ def combined_filters(profile_filters: dict[str, Any] | None, request_filters: di
 
 def sort_spec(settings: ProfileSettings, sort_key: str | None,
               near: NearPoint | None = None) -> tuple[str | None, tuple[SortKey, ...]]:
+    """The sort option asked for (or the profile's default) as the engine's keys. A sort by distance
+    needs ``near``: asked for without it, 400; the default without it, relevance (a facet value
+    search, autocomplete's products, a shopper who shared no location)."""
     key = sort_key or settings.default_sort
     if key is None:
         return None, ()
@@ -114,6 +117,8 @@ def sort_spec(settings: ProfileSettings, sort_key: str | None,
                 if field in ("_score", "relevance"):
                     continue
                 if direction == "near":
+                    if near is None and sort_key is None:
+                        return None, ()  # the profile's default, and no point to measure from: relevance
                     if near is None:
                         raise ServiceError(ErrorCode.VALIDATION_ERROR, "This sort orders by distance: send near",
                                            [{"path": "near", "message": f"the sort option {key!r} orders by the "

@@ -244,7 +244,12 @@ def prepare(resolved: Resolved, body: SearchRequest) -> tuple[SearchRequest, Eff
     """The request in the one form that everything after receives, what the rules do to it, and its
     answer-cache key, made of exactly what decides the answer: two requests with one key always get
     one answer, so no spelling of a query can cache an answer for another."""
-    body = body.model_copy(update={"q": query_text(body.q)})
+    settings = resolved.settings
+    option = body.sort or settings.default_sort
+    measures = any(item.endswith(":near") for o in settings.sort_options if o.key == option for item in o.sort)
+    # a point nothing measures from decides nothing: a shop that always sends the shopper's location
+    # shares its answers for every other sort
+    body = body.model_copy(update={"q": query_text(body.q), **({} if measures else {"near": None})})
     normalized = body.model_dump(mode="json", exclude={"user_token", "profile_key", "profile"}, exclude_none=True)
     # the applied rules are part of the key: a rule whose validity window opens changes the answer
     effects = rule_effects(resolved, body)

@@ -34,6 +34,9 @@ def sort_keys(mem: MemIndex, fields: dict[str, FieldSpec], sort: Sequence[SortKe
         if spec is None or not spec.sortable:
             raise EngineError(f"field {fname!r} is not sortable", "FIELD_NOT_SORTABLE",
                               [{"path": f"sort[{i}]", "message": "field is not sortable"}])
+        if item.near is not None and spec.type != "geopoint":
+            raise EngineError(f"field {fname!r} is not a geopoint", "FIELD_NOT_SORTABLE",
+                              [{"path": f"sort[{i}]", "message": f"{fname} is {spec.type}: near takes a geopoint"}])
         if spec.type == "geopoint":
             if item.near is None:
                 raise EngineError(f"sorting by {fname!r} needs a point", "FIELD_NOT_SORTABLE",

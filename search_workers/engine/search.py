@@ -223,7 +223,9 @@ class ShardSearch:
         if not slots:
             return []
         plain = msgspec.structs.replace(query, highlight=())
-        return self._hits(plain, np.asarray(slots, dtype=np.int64), np.ones(len(slots), dtype=np.float32), [], set(),
+        # the sort values too: an answer shows some of them (a distance from ``near``)
+        keys = sort_keys(mem, self.fields, query.sort)
+        return self._hits(plain, np.asarray(slots, dtype=np.int64), np.ones(len(slots), dtype=np.float32), keys, set(),
                           deadline)
 
     def _hits(self, query: Query, slots: np.ndarray, scores: np.ndarray, keys: list[SortFn],

@@ -324,3 +324,67 @@ def test_a_rule_narrows_to_an_area_and_a_bad_geo_rule_is_refused(client: Any, ap
             break
         assert time.monotonic() < deadline, found
         time.sleep(0.05)
+
+
+def test_pins_defaults_and_mapping_changes_around_a_distance_sort(client: Any, app: Any) -> None:
+    """A pinned store shows its own distance; a profile whose default sort measures from ``near``
+    answers by relevance when a search brings no point (facet value searches, autocomplete's
+    products, a shopper who shared no location); a field cannot turn into or out of a geopoint
+    under the profiles that filter or sort on it."""
+    tenant = make_tenant(app)
+    index = create_catalog_index(client, tenant, [
+        {"id": "paris", "name": "lamp", "brand": "north", "loc": {"lat": 48.8566, "lng": 2.3522}},
+        {"id": "lyon", "name": "lamp", "brand": "south", "loc": {"lat": 45.764, "lng": 4.8357}},
+        {"id": "lille", "name": "lamp", "brand": "east", "loc": {"lat": 50.6292, "lng": 3.0573}},
+    ], MAPPING, "pins", shards=2)
+    url = tenant.url(index["id"])
+    profile = client.post(url + "/profiles", headers=tenant.headers, json={
+        "name": "nearest", "queryFields": {"name": {"weight": 1}}, "facets": ["brand"],
+        "sortOptions": [{"key": "nearest", "label": "Nearest", "sort": ["loc:near"]}], "defaultSort": "nearest"})
+    assert profile.status_code == 201, profile.text
+    key = profile.json()["profileKey"]
+    at = (48.85, 2.35)
+    near = {"lat": at[0], "lng": at[1]}
+
+    # the default sort without a point: relevance, and the facet value search works
+    plain = client.post(url + "/search", json={"q": "lamp", "profileKey": key}, headers=tenant.headers)
+    assert plain.status_code == 200 and plain.json()["sort"] is None, plain.text
+    assert all("distanceM" not in h for h in plain.json()["hits"]) and plain.json()["total"] == 3
+    values = client.post(url + "/facet-values", json={"field": "brand", "q": "no", "profileKey": key},
+                         headers=tenant.headers)
+    assert values.status_code == 200, values.text
+    measured = client.post(url + "/search", json={"q": "lamp", "profileKey": key, "near": near}, headers=tenant.headers)
+    assert measured.status_code == 200 and measured.json()["sort"] == "nearest", measured.text
+    assert [h["id"] for h in measured.json()["hits"]] == ["paris", "lille", "lyon"]
+
+    # a pin keeps its own distance (not its score)
+    rule = client.post(url + "/rules", headers=tenant.headers, json={
+        "name": "lyon first", "conditions": [{"pattern": "lamp", "anchoring": "contains"}],
+        "consequence": {"pin": [{"id": "lyon", "position": 1}]}})
+    assert rule.status_code == 201, rule.text
+    deadline = time.monotonic() + 10
+    while True:
+        hits = client.post(url + "/search", json={"q": "lamp", "profileKey": key, "near": near},
+                           headers=tenant.headers).json()["hits"]
+        if hits[0]["id"] == "lyon":
+            break
+        assert time.monotonic() < deadline, hits
+        time.sleep(0.05)
+    assert hits[0].get("pinned") is True
+    assert abs(hits[0]["distanceM"] - _meters(at, (45.764, 4.8357))) <= 1.0, hits[0]
+    assert [h["id"] for h in hits[1:]] == ["paris", "lille"]
+
+    # loc stops being a geopoint (still sortable): the profile measuring from near would break
+    changed = {"fields": {**MAPPING["fields"], "loc": {"type": "float", "filterable": True, "sortable": True}}}
+    response = client.put(url + "/mapping", json=changed, headers=tenant.headers)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "MAPPING_BREAKS_CONFIG", response.text
+    assert any(d["path"].endswith("sortOptions.0.sort.0") for d in response.json()["error"]["details"])
+
+
+def test_a_csv_cell_becomes_a_point() -> None:
+    from control_plane.document.feed_sync import _coerce_csv_value
+
+    for cell in ("48.85 2.35", "48.85;2.35", "48.85, 2.35", " 48.85,2.35 "):
+        assert _coerce_csv_value(cell, "geopoint") == {"lat": 48.85, "lng": 2.35}
+    for cell in ("48.85", "paris", "1 2 3"):
+        assert _coerce_csv_value(cell, "geopoint") == cell  # left for the upload's check to refuse
