@@ -141,6 +141,26 @@ def filter_faults(filters: Any, path: str = "filters") -> list[dict[str, Any]]:
     return faults
 
 
+def field_conditions(filters: Any, path: str = "filters") -> list[tuple[str, str, Any]]:
+    """``(field, path, condition)`` of every field condition in a FILTER, through and/or/not
+    (iterative; malformed parts are skipped: :func:`filter_faults` refuses them)."""
+    out: list[tuple[str, str, Any]] = []
+    todo: list[tuple[Any, str]] = [(filters, path)]
+    while todo:
+        node, at = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        for key, cond in node.items():
+            here = f"{at}.{key}"
+            if key == "not":
+                todo.append((cond, here))
+            elif key in ("and", "or") and isinstance(cond, list):
+                todo.extend((sub, f"{here}[{i}]") for i, sub in enumerate(cond))
+            elif key not in ("and", "or"):
+                out.append((str(key), here, cond))
+    return out
+
+
 def request_faults(q: str, filters: Any, facets: list[str] | None, page: int, per_page: int) -> list[dict[str, Any]]:
     faults: list[dict[str, Any]] = []
     if len(q) > MAX_QUERY_CHARS:

@@ -7,7 +7,7 @@ from typing import Any
 from control_plane.profile.schemas import ProfileSettings
 from shared.errors import ErrorCode, ServiceError
 from shared.geo import is_geo_condition
-from shared.limits import MAX_FACETS, filter_faults
+from shared.limits import MAX_FACETS, field_conditions, filter_faults
 
 NUMERIC = {"integer", "float"}
 TEXTUAL = {"text", "keyword", "keyword[]"}
@@ -33,23 +33,14 @@ def filter_fields(filters: Any, prefix: str = "filters") -> list[tuple[str, str]
 def geo_filter_problems(filters: Any, fields: dict[str, dict[str, Any]], prefix: str = "filters") -> list[dict[str, Any]]:
     """A geo area on a field that is no geopoint, or a value or range on one that is."""
     out: list[dict[str, Any]] = []
-    todo = [(filters, prefix)]
-    while todo:
-        node, at = todo.pop()
-        if not isinstance(node, dict):
+    for name, here, cond in field_conditions(filters, prefix):
+        if name not in fields:
             continue
-        for name, cond in node.items():
-            here = f"{at}.{name}"
-            if name == "not":
-                todo.append((cond, here))
-            elif name in ("and", "or"):
-                todo.extend((sub, f"{here}[{i}]") for i, sub in enumerate(cond if isinstance(cond, list) else []))
-            elif name in fields:
-                geo = fields[name].get("type") == "geopoint"
-                if is_geo_condition(cond) and not geo:
-                    out.append({"path": here, "message": f"{name}: around and within take a geopoint field"})
-                elif geo and not is_geo_condition(cond):
-                    out.append({"path": here, "message": f"{name}: a geopoint takes {{around: ...}} or {{within: ...}}"})
+        geo = fields[name].get("type") == "geopoint"
+        if is_geo_condition(cond) and not geo:
+            out.append({"path": here, "message": f"{name}: around and within take a geopoint field"})
+        elif geo and not is_geo_condition(cond):
+            out.append({"path": here, "message": f"{name}: a geopoint takes {{around: ...}} or {{within: ...}}"})
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from control_plane.profile.schemas import ProfileSettings
 from control_plane.search.profile_query import SearchRequest
 from shared.errors import ErrorCode, ServiceError
+from shared.limits import field_conditions
 
 
 def shown_fields(settings: ProfileSettings, mapping: dict[str, Any]) -> set[str]:
@@ -31,23 +32,8 @@ def shown_fields(settings: ProfileSettings, mapping: dict[str, Any]) -> set[str]
 
 
 def filter_field_paths(filters: Any, path: str = "filters") -> list[tuple[str, str]]:
-    """(field, path) of every field condition in a FILTER (through and/or/not; iterative, and
-    malformed parts are skipped: the request limits refuse them)."""
-    out: list[tuple[str, str]] = []
-    todo: list[tuple[Any, str]] = [(filters, path)]
-    while todo:
-        node, at = todo.pop()
-        if not isinstance(node, dict):
-            continue
-        for key, cond in node.items():
-            here = f"{at}.{key}"
-            if key == "not":
-                todo.append((cond, here))
-            elif key in ("and", "or") and isinstance(cond, list):
-                todo.extend((sub, f"{here}[{i}]") for i, sub in enumerate(cond))
-            elif key not in ("and", "or"):
-                out.append((str(key), here))
-    return sorted(out, key=lambda item: item[1])
+    """(field, path) of every field condition in a FILTER, in path order."""
+    return sorted(((name, at) for name, at, _ in field_conditions(filters, path)), key=lambda item: item[1])
 
 
 def allowed_fields(settings: ProfileSettings, mapping: dict[str, Any]) -> tuple[set[str], set[str]]:
