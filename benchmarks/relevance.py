@@ -1,4 +1,6 @@
-"""Relevance measurement on the Best Buy catalog (run: ``python -m benchmarks.relevance``).
+"""Relevance measurement on the Best Buy catalog (run: ``python -m benchmarks.relevance``;
+``--semantic 0.3``: the same queries as hybrid searches over a built-in vector of name, categories
+and description, the profile setting ``semantic: {ratio: 0.3}``).
 
 * exact: brand + the model words of a product name ("Samsung Galaxy S7 32GB"); success when the
   first hit is the product - or a product the query cannot tell apart from it (same brand +
@@ -43,7 +45,8 @@ from collections import Counter
 from benchmarks.common import FIELDS, MAPPING, PRODUCTS, QUERIES, STOREFRONT_PROFILE  # noqa: E402,F401 - re-exported
 from search_workers.engine import ShardEngine
 from search_workers.engine.analysis import fold
-from shared.contract import Change, FieldWeight, Query
+from shared.contract import Change, FieldWeight, Semantic
+from shared.contract import Query as _Query
 
 # FIELDS as the engine takes them
 ENGINE_FIELDS = {name: FieldWeight(weight=float(c["weight"])) for name, c in FIELDS.items()}
@@ -53,6 +56,19 @@ STOREFRONT_FIELDS = {name: FieldWeight(weight=float(c["weight"]), typo=c.get("ty
 
 _WORD = re.compile(r"[^\W_]+(?:[-.'&+/][^\W_]+)*")
 _COLORS = None
+
+
+#: ``--semantic RATIO``: every query is a hybrid search at that ratio
+SEMANTIC_RATIO: float | None = None
+SEMANTIC_MAPPING = {**MAPPING, "fields": {**MAPPING["fields"], "meaning": {
+    "type": "vector", "embed": {"from": ["name", "categories", "description"]}}}}
+
+
+def Query(q: str = "", **kw) -> _Query:  # noqa: N802 - stands in for the contract's Query
+    """The query as measured: with ``--semantic``, hybrid over the built-in vector."""
+    if SEMANTIC_RATIO is not None and q.strip():
+        kw["semantic"] = Semantic("meaning", SEMANTIC_RATIO, text=q)
+    return _Query(q=q, **kw)
 
 
 def load_products() -> list[dict]:
@@ -99,7 +115,7 @@ def make_typo(word: str, rng: random.Random) -> tuple[str, str]:
 
 
 def build_engine(products: list[dict], path: str) -> ShardEngine:
-    e = ShardEngine(path, MAPPING)
+    e = ShardEngine(path, MAPPING if SEMANTIC_RATIO is None else SEMANTIC_MAPPING)
     for i in range(0, len(products), 1000):
         e.apply([Change(j + 1, "upsert", str(j), products[j]) for j in range(i, min(i + 1000, len(products)))])
     return e
@@ -367,6 +383,9 @@ def report(verbose: bool = False, indent: str = "") -> None:
 
 
 def main() -> None:
+    global SEMANTIC_RATIO
+    if "--semantic" in sys.argv:
+        SEMANTIC_RATIO = float(sys.argv[sys.argv.index("--semantic") + 1])
     report(verbose="-v" in sys.argv)
 
 if __name__ == "__main__":

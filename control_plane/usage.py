@@ -84,6 +84,11 @@ def breaking_uses(db: Session, index: Any, mapping: dict[str, Any]) -> list[dict
                 message = f"field {use['field']!r} is not in the new mapping"
         else:
             for need in _needs(use):
+                if need == "vector":
+                    if spec.get("type") != "vector":
+                        message = f"field {use['field']!r} would no longer be a vector field"
+                        break
+                    continue
                 default = need == "retrievable"
                 if not bool(spec.get(need, default)):
                     message = f"field {use['field']!r} would no longer be {need}"

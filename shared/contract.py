@@ -26,6 +26,7 @@ __all__ = [
     "FieldWeight",
     "Hit",
     "Query",
+    "Semantic",
     "ShardSpec",
     "SortKey",
     "Typo",
@@ -107,6 +108,21 @@ class BoostFilter(Struct, frozen=True):
     weight: float = 0.0
 
 
+class Semantic(Struct, frozen=True):
+    """Rank by a vector field too: each candidate's score becomes ``(1 - ratio) * k + ratio *
+    max(cosine, 0) * clip(1 - k, 0, 1)`` (``k``: its keyword score over the engine's score of a
+    document matching every word, 0 when the words do not match it), and the
+    ``depth`` documents nearest the query's vector join the keyword matches. ``ratio`` 1 (or no
+    words): the nearest documents alone, by cosine. The query's vector is ``vector`` or, for a
+    built-in field, ``text`` embedded by the field's model."""
+
+    field: str
+    ratio: float
+    vector: tuple[float, ...] | None = None
+    text: str | None = None
+    depth: int = 100
+
+
 class Query(Struct, frozen=True, kw_only=True):
     """One search as the engine evaluates it (see the engine's ``search`` for the semantics).
 
@@ -122,6 +138,7 @@ class Query(Struct, frozen=True, kw_only=True):
     whatever ``q`` and ``exclude_ids`` say (a ranking rule's pins, placed by the control plane).
     ``hierarchies``: fields of paths (field -> separator) whose filter values match their paths
     and every path below them (category trees).
+    ``semantic``: hybrid or vector ranking over a vector field (:class:`Semantic`).
     """
 
     q: str = ""
@@ -144,6 +161,7 @@ class Query(Struct, frozen=True, kw_only=True):
     distinct: str | None = None
     pin_ids: tuple[str, ...] = ()
     hierarchies: dict[str, str] | None = None
+    semantic: Semantic | None = None
 
 
 def shard_query(query: Query) -> Query:

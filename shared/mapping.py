@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.semantic import vector_json_schema
+
 LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "ru", "sv")
-FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint")
+FIELD_TYPES = ("text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint", "vector")
 NUMERIC_TYPES = ("integer", "float", "date")
 SEARCHABLE_TYPES = ("text", "keyword", "keyword[]")
 FLAGS = ("searchable", "filterable", "facetable", "sortable", "retrievable", "suggest")
@@ -38,6 +40,7 @@ def mapping_json_schema() -> dict[str, Any]:
                 "enum": [*ANALYZERS, None],
                 "description": "A language (its stemmer) or `plain` (folded, never stemmed); needs `searchable: true`",
             },
+            **vector_json_schema(),
         },
         "allOf": [
             {  # numbers, dates and booleans are not searched as words
@@ -48,6 +51,12 @@ def mapping_json_schema() -> dict[str, Any]:
             {"if": {"properties": {"type": {"const": "keyword[]"}}}, "then": _never("sortable")},
             {"if": {"properties": {"type": {"const": "text"}}}, "then": _never("facetable")},
             {"if": {"properties": {"type": {"const": "geopoint"}}}, "then": _never("facetable")},
+            {  # a vector field: its dimensions or its embed, searched by a profile's semantic setting only
+                "if": {"properties": {"type": {"const": "vector"}}},
+                "then": {"properties": {flag: {"const": False} for flag in ("filterable", "facetable", "sortable")},
+                         "oneOf": [{"required": ["dimensions"]}, {"required": ["embed"]}]},
+                "else": {"not": {"anyOf": [{"required": ["dimensions"]}, {"required": ["embed"]}]}},
+            },
             {
                 "if": {"required": ["analyzer"], "properties": {"analyzer": {"type": "string"}}},
                 "then": {"required": ["searchable"], "properties": {"searchable": {"const": True}}},

@@ -30,6 +30,7 @@ from shared.errors import ErrorCode, ServiceError, conflict, not_found, validati
 from shared.ids import new_id
 from shared.jsonvalue import json_problem
 from shared.routing import shard_hash
+from shared.semantic import is_vector, vector_field_fault
 
 MAX_DOCUMENTS = 1000
 MAX_ID_LENGTH = 512
@@ -112,7 +113,11 @@ def validate_documents(
                 value = doc.get(name)
                 if value is None or name == id_field:
                     continue
-                if not type_matches(spec.get("type", ""), value):
+                if is_vector(spec):
+                    fault = vector_field_fault(spec, value)
+                    if fault is not None:
+                        errors.append({"path": f"[{i}].{name}", "message": fault})
+                elif not type_matches(spec.get("type", ""), value):
                     errors.append({"path": f"[{i}].{name}", "message": f"expected {expected(spec.get('type', ''))}"})
             if doc_id is not None:
                 out.pop(doc_id, None)

@@ -38,6 +38,14 @@ class Boost(Camel):
     weight: float = Field(1.0, ge=0, le=100)
 
 
+class SemanticSetting(Camel):
+    """Hybrid search over a vector field (CONTRACT §10)."""
+
+    field: str = Field(min_length=1, max_length=128, description="A vector field of the mapping")
+    ratio: float = Field(0.5, ge=0, le=1, allow_inf_nan=False,
+                         description="0: the keyword ranking exactly; 1: the vector ranking alone")
+
+
 class ProfileSettings(Camel):
     """Everything of a profile but its identity: what an inline profile carries."""
 
@@ -59,6 +67,7 @@ class ProfileSettings(Camel):
     analytics: bool = True
     # a keyword field (filterable or facetable): one hit per value, with its groupSize (CONTRACT §5)
     distinct: str | None = Field(None, min_length=1, max_length=128)
+    semantic: SemanticSetting | None = None
 
 
 _READ_ONLY = "Read-only: accepted and ignored, so what GET answered can be sent back."

@@ -96,7 +96,7 @@ def delete(db: Session, project_id: str, index_id: str, profile_id: str) -> None
 
 
 # Capabilities the usage registry checks as mapping flags; the others only need the field to exist.
-_FLAG_NEEDS = {"searchable", "facetable", "sortable"}
+_FLAG_NEEDS = {"searchable", "facetable", "sortable", "vector"}
 
 
 @register_usage_provider

@@ -69,6 +69,8 @@ def profile_field_uses(settings: ProfileSettings) -> list[tuple[str, str, str]]:
         uses.append((boost.field, f"boosts.{i}.field", "numeric"))
     if settings.distinct is not None:  # grouping reads the value column filters and facets use
         uses.append((settings.distinct, "distinct", "filterable"))
+    if settings.semantic is not None:
+        uses.append((settings.semantic.field, "semantic.field", "vector"))
     return uses
 
 
@@ -89,6 +91,8 @@ def capability_problem(spec: dict[str, Any] | None, capability: str, id_field: s
         return "only text and keyword fields can be highlighted"
     if capability == "numeric" and ftype not in NUMERIC:
         return "boost field must be an integer or float field"
+    if capability == "vector" and ftype != "vector":
+        return "not a vector field"
     return None
 
 

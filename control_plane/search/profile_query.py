@@ -20,6 +20,7 @@ from shared.limits import (
     MAX_RESULT_WINDOW,
     check_request,
 )
+from shared.semantic import MAX_DIMENSIONS
 
 FacetType = Literal["terms", "range", "hierarchy", "values"]
 # An inline profile stays a dict until the search validates it (PROFILE_INVALID, paths relative to it).
@@ -50,6 +51,13 @@ class StorefrontSearchRequest(RequestModel):
     user_token: str | None = Field(None, max_length=200)
     near: NearPoint | None = Field(None, description="The point a sort option `FIELD:near` (a geopoint field) "
                                                      "orders by distance from; each hit then has `distanceM`")
+    vector: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
+        None, min_length=1, max_length=MAX_DIMENSIONS,
+        description="The query's own vector, for a profile whose `semantic.field` holds shop-supplied vectors")
+    similar_to: str | None = Field(None, min_length=1, max_length=512,
+                                   description="Rank by this document's vector (the profile's `semantic.field`, "
+                                               "else the index's only vector field); it is left out of the hits. "
+                                               "404 when the index has no such document")
 
     def for_search(self) -> SearchRequest:
         return SearchRequest.model_construct(self.model_fields_set, **self.__dict__)  # validated: as it is

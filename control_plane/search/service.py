@@ -35,6 +35,7 @@ from control_plane.search.cache import AnswerCache
 from control_plane.search.facet_values import FacetValuesAsk, highlighted, typed_words
 from control_plane.search.merchandising import search_with_pins, shaped_query
 from control_plane.search.profile_query import SearchRequest, check_limits, engine_query, format_answer
+from control_plane.search.semantic import semantic_of
 from control_plane.search.state import Resolved
 from control_plane.shard import search_serving
 from control_plane.state import uncached_epoch
@@ -214,6 +215,10 @@ async def compute_answer(runtime: Runtime, resolved: Resolved, body: SearchReque
     query, facts = engine_query(settings, body, list(index.facets or []), mapping,
                                 timeout_ms=runtime.settings.search_timeout_ms)
     query = shaped_query(query, effects, q, synonyms)
+    semantic = await semantic_of(runtime, resolved, body, q)
+    if semantic is not None:  # similarTo's document is no answer to itself
+        similar = () if body.similar_to is None else (body.similar_to,)
+        query = msgspec.structs.replace(query, semantic=semantic, exclude_ids=(*query.exclude_ids, *similar))
     if facets is not None:
         query = msgspec.structs.replace(query, facets=facets)
         facts = replace(facts, facets=facets)

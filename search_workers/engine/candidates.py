@@ -34,7 +34,7 @@ MASK_CACHE_BYTES = 16 << 20
 EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
 
 
-def _idf(n: int, df: int) -> float:
+def idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
@@ -78,17 +78,17 @@ def plan_clauses(idx: MemIndex, clauses: list[Clause], fields: Mapping[str, Fiel
                     present.append((a, cast(list[Postings], got)))
             if not present:
                 continue
-            fps.append(FieldPlan(fname, float(fcfg.weight), _plan_idf(n_live, present), present))
+            fps.append(FieldPlan(fname, float(fcfg.weight), _planidf(n_live, present), present))
         plans.append(fps)
     return plans
 
 
-def _plan_idf(n_live: int, present: list[tuple[Alt, list[Postings]]]) -> float:
+def _planidf(n_live: int, present: list[tuple[Alt, list[Postings]]]) -> float:
     """The clause's idf in a field: that of its most frequent (single-word) alternative."""
     singles = [len(ps[0].docs) for a, ps in present if len(a.terms) == 1]
     # posting lists still hold deleted docs until compaction: df never above the live count
     max_df = max(singles) if singles else max(len(ps[0].docs) for _, ps in present)
-    return _idf(n_live, min(max_df, n_live))
+    return idf(n_live, min(max_df, n_live))
 
 
 def _plain_docs(idx: MemIndex, fps: list[FieldPlan], enough: int) -> int:
@@ -121,7 +121,7 @@ def gate_typos(idx: MemIndex, plans: list[list[FieldPlan]], enough: int = TYPO_W
         for fp in fps:
             present = [(a, ps) for a, ps in fp.present if a.kind != "typo"]
             if present:
-                kept.append(FieldPlan(fp.field, fp.weight, _plan_idf(n_live, present), present))
+                kept.append(FieldPlan(fp.field, fp.weight, _planidf(n_live, present), present))
         out.append(kept)
     return out if changed else None
 

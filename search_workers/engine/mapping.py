@@ -15,6 +15,7 @@ from shared.mapping import (
     PLAIN,
     SEARCHABLE_TYPES,
 )
+from shared.semantic import DEFAULT_MODEL, dimensions_of, vector_spec_faults
 
 from .errors import MappingError
 
@@ -22,7 +23,7 @@ __all__ = ["ANALYZERS", "FIELD_TYPES", "LANGUAGES", "NUMERIC_TYPES", "PLAIN", "S
            "analysis_of", "compile_mapping", "validate_mapping"]
 
 _FLAGS = FLAGS
-_KNOWN_KEYS = set(_FLAGS) | {"type", "analyzer"}
+_KNOWN_KEYS = set(_FLAGS) | {"type", "analyzer", "dimensions", "embed"}
 _NAME_RE = re.compile(FIELD_NAME_PATTERN)
 
 
@@ -37,6 +38,9 @@ class FieldSpec:
     retrievable: bool
     suggest: bool
     analyzer: str | None
+    dimensions: int = 0  # a vector field's length
+    embed_from: tuple[str, ...] = ()  # a built-in vector: the fields its text is made of
+    model: str | None = None  # ... and the model computing it
 
     @property
     def is_numeric(self) -> bool:
@@ -91,6 +95,11 @@ def validate_mapping(mapping: dict, language: str) -> None:
                 errors.append({"path": f"{base}.{flag}", "message": "must be a boolean"})
         if "analyzer" in spec and spec["analyzer"] is not None and spec["analyzer"] not in ANALYZERS:
             errors.append({"path": f"{base}.analyzer", "message": f"analyzer must be one of {', '.join(ANALYZERS)}"})
+        if ftype == "vector":
+            errors.extend(vector_spec_faults(spec, base))
+            continue
+        if "dimensions" in spec or "embed" in spec:
+            errors.append({"path": base, "message": "dimensions and embed belong to vector fields"})
         if ftype in FIELD_TYPES:
             if spec.get("searchable") and ftype not in SEARCHABLE_TYPES:
                 errors.append({"path": f"{base}.searchable", "message": f"a {ftype} field cannot be searchable"})
@@ -119,6 +128,13 @@ def validate_mapping(mapping: dict, language: str) -> None:
 def compile_mapping(mapping: dict) -> tuple[str, dict[str, FieldSpec]]:
     out: dict[str, FieldSpec] = {}
     for name, spec in mapping.get("fields", {}).items():
+        if spec["type"] == "vector":  # never returned in hits unless asked: hundreds of numbers
+            embed = spec.get("embed") or {}
+            out[name] = FieldSpec(name=name, type="vector", searchable=False, filterable=False, facetable=False,
+                                  sortable=False, retrievable=bool(spec.get("retrievable", False)), suggest=False,
+                                  analyzer=None, dimensions=dimensions_of(spec), embed_from=tuple(embed.get("from", ())),
+                                  model=(embed.get("model") or DEFAULT_MODEL) if embed else None)
+            continue
         out[name] = FieldSpec(
             name=name,
             type=spec["type"],

@@ -19,6 +19,10 @@ Value columns (filters, facets, sort): keyword / keyword[] as ordinal *pairs* (s
 plus the first ordinal per slot for sorting; integer / float / date as float64 (NaN = missing);
 boolean as int8 (-1 = missing); geopoint as two float64 columns (latitude, longitude) in ``num``.
 
+Vector columns: one float32 matrix per vector field (rows of unit length, cosine = dot product) and
+a mask of the rows that hold a vector; a built-in vector's texts are embedded in one batch per
+:meth:`MemIndex.finalize` (``embedding.py``).
+
 Term dictionary (for typo and prefix expansion, never scanning documents): a sorted list of all
 terms (``bisect.insort`` for new terms), a deletion index (term and its one-character deletions
 -> terms) and a global document frequency per term.
@@ -35,7 +39,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from shared.semantic import embed_text
+
 from .analysis import CHUNK_RE, TextAnalyzer, get_analyzer
+from .embedding import embed
 from .geo import lat_key, lng_key, point_value
 from .mapping import FieldSpec, analysis_of
 from .values import exact_bytes, keyword_values, text_of, to_bool, to_number
@@ -124,6 +131,7 @@ class MemIndex:
         self.geo_fields = [f for f, s in fields.items() if s.needs_values and s.type == "geopoint"]
         # float64 columns: the numeric fields', and two per geopoint field (geo.lat_key, geo.lng_key)
         self.num_cols = self.num_fields + [k for f in self.geo_fields for k in (lat_key(f), lng_key(f))]
+        self.vec_fields = [f for f, s in fields.items() if s.type == "vector"]
         self.n = 0
         self.cap = 0
         self.n_live = 0
@@ -149,6 +157,9 @@ class MemIndex:
         self._kw_sorted: dict[str, tuple[int, list[str], np.ndarray]] = {}
         self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_cols}
         self.boo: dict[str, np.ndarray] = {f: np.zeros(0, np.int8) for f in self.bool_fields}
+        self.vec: dict[str, np.ndarray] = {f: np.zeros((0, fields[f].dimensions), np.float32) for f in self.vec_fields}
+        self.vec_has: dict[str, np.ndarray] = {f: np.zeros(0, bool) for f in self.vec_fields}
+        self._vec_pend: dict[str, tuple[list[int], list[str]]] = {f: ([], []) for f in self.vec_fields}
         # term dictionary
         self.term_df: dict[str, int] = {}
         self.sorted_terms: list[str] = []
@@ -192,6 +203,11 @@ class MemIndex:
             self.num[f] = g(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = g(self.boo[f], -1)
+        for f in self.vec_fields:
+            self.vec_has[f] = g(self.vec_has[f], False)
+            rows = np.zeros((cap, self.vec[f].shape[1]), np.float32)
+            rows[: len(self.vec[f])] = self.vec[f]
+            self.vec[f] = rows
         self.cap = cap
 
     # -- writes ----------------------------------------------------------------------------
@@ -312,8 +328,42 @@ class MemIndex:
             point = point_value(doc.get(f))
             if point is not None:
                 self.num[lat_key(f)][slot], self.num[lng_key(f)][slot] = point
+        for f in self.vec_fields:
+            self._add_vector(f, slot, doc)
         self.version += 1
         return slot
+
+    def _add_vector(self, f: str, slot: int, doc: dict) -> None:
+        spec = self.fields[f]
+        if spec.embed_from:  # built in: embedded with the batch (finalize)
+            text = embed_text(doc, spec.embed_from)
+            if text:
+                slots, texts = self._vec_pend[f]
+                slots.append(slot)
+                texts.append(text)
+            return
+        value = doc.get(f)  # shop-supplied: the control plane checked its length and numbers
+        if not isinstance(value, list) or len(value) != spec.dimensions:
+            return
+        try:
+            row = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            return
+        norm = float(np.linalg.norm(row))
+        if norm > 0 and np.isfinite(norm):
+            self.vec[f][slot] = row / norm
+            self.vec_has[f][slot] = True
+
+    def _embed_pending(self) -> None:
+        for f in self.vec_fields:
+            slots, texts = self._vec_pend[f]
+            if not slots:
+                continue
+            rows = embed(self.fields[f].model, texts)
+            at = np.asarray(slots, dtype=np.int64)
+            self.vec[f][at] = rows
+            self.vec_has[f][at] = rows.any(axis=1)
+            self._vec_pend[f] = ([], [])
 
     def _add_surface(self, surf: str, term: str) -> None:
         cur = self.surfaces.get(surf)
@@ -344,6 +394,7 @@ class MemIndex:
                     di[key] = (*cur, term)
 
     def finalize(self) -> None:
+        self._embed_pending()
         self._finalize_postings()
         self._merge_new_terms()
         for f in self.kw_fields:
@@ -443,6 +494,11 @@ class MemIndex:
             self.num[f] = sq(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = sq(self.boo[f], -1)
+        for f in self.vec_fields:
+            self.vec_has[f] = sq(self.vec_has[f], False)
+            rows = np.zeros_like(self.vec[f])
+            rows[:m] = self.vec[f][keep_idx]
+            self.vec[f] = rows
         ids = [self.ids[i] for i in keep_idx]
         self.blobs = [self.blobs[i] for i in keep_idx]
         self.ids = ids
@@ -529,5 +585,6 @@ class MemIndex:
         for f in self.kw_fields:
             total += self.kw_ps[f].nbytes + self.kw_po[f].nbytes + self.kw_first[f].nbytes
         total += sum(a.nbytes for a in self.num.values()) + sum(a.nbytes for a in self.boo.values())
+        total += sum(self.vec[f].nbytes + self.vec_has[f].nbytes for f in self.vec_fields)
         total += len(self.del_index) * 100 + len(self.term_df) * 120
         return total

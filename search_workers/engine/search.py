@@ -43,6 +43,8 @@ Semantics of a query (the fields of ``Query``)
 * ``synonyms``: keys are phrases of one or more query words (compared as the analyzer
   normalises them, consecutive in the query); each alternative is a tuple of words that must
   all match (in one field) and stands for every word of the key.
+* ``semantic`` (``semantic.py``): the nearest documents by a vector field join the keyword
+  matches and the score blends the two; with ``ratio`` 1 or no words, the nearest alone.
 * a searchable field's ``analyzer`` (mapping) applies to its query clauses, proximity and
   highlighting; one term dictionary serves every analysis.
 
@@ -71,6 +73,7 @@ from .memindex import MemIndex
 from .ranking import BoostFactors, Groups, SortFn, ranked, sort_keys
 from .relax import relax_clauses
 from .scoring import combine, score_plans
+from .semantic import blended, ideal_score, nearest, query_vector, vector_field
 
 
 @dataclass
@@ -84,6 +87,7 @@ class Matches:
     matched_terms: set[str] = field(default_factory=set)
     relaxed: bool = False
     dropped: list[str] = field(default_factory=list)
+    ideal: float = 1.0  # the score of a document matching every word well (semantic.ideal_score)
 
 
 class ShardSearch:
@@ -134,13 +138,28 @@ class ShardSearch:
         base = and_masks(n, restrict) if restrict else None  # dense; gathered at the candidates
 
         deadline.check()
-        clauses, field_clauses = self._clauses(query, fields_cfg, deadline) if q.strip() else ([], {})
+        sem = query.semantic
+        vspec = vector_field(self.fields, sem.field) if sem is not None else None
+        qv = query_vector(vspec, sem) if vspec is not None and sem is not None and sem.ratio > 0 else None
+        vector_only = qv is not None and sem is not None and (sem.ratio >= 1 or not q.strip())
+        clauses, field_clauses = self._clauses(query, fields_cfg, deadline) if q.strip() and not vector_only else ([], {})
         if clauses:
             found = self._match(query, clauses, field_clauses, fields_cfg, base, deadline)
-        else:
+        elif not vector_only:
             cands = np.flatnonzero(mem.live[:n])
             found = Matches(cands, np.ones(len(cands), dtype=bool), np.ones(len(cands), dtype=np.float32),
                             _at(base, cands))
+        if qv is not None and vspec is not None and sem is not None:
+            deadline.check()
+            near, sims = nearest(mem, vspec, qv, base, max(sem.depth, offset + limit))
+            if vector_only:
+                found = Matches(near, np.ones(len(near), dtype=bool),
+                                np.maximum(np.take(sims, near), 0).astype(np.float32), _at(base, near))
+            else:
+                union, blend, matched = blended(found.cands, found.score / found.ideal, found.match, near, sims,
+                                                mem.vec_has[vspec.name], sem.ratio)
+                found = Matches(union, matched, blend, _at(base, union), found.matched_terms, found.relaxed,
+                                found.dropped)
         cands, match, score, inbase = found.cands, found.match, found.score, found.inbase
 
         final = match if inbase is None else match & inbase
@@ -208,7 +227,8 @@ class ShardSearch:
                 dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]
         assert sc is not None
         score = combine(mem, query.q, sc, kept, cands, match, inbase, fields_cfg, deadline)
-        return Matches(cands, match, score, inbase, sc.matched_terms, relaxed, dropped)
+        return Matches(cands, match, score, inbase, sc.matched_terms, relaxed, dropped,
+                       ideal_score(mem, plans, fields_cfg))
 
     def _pinned(self, query: Query, filters: list[tuple[str | None, np.ndarray]], deadline: Deadline) -> list[Hit]:
         """``Query.pin_ids`` held by this shard that pass the filters, whatever ``q`` and

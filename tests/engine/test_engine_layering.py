@@ -1,5 +1,6 @@
 """The engine package stands alone: it imports nothing of the control plane or the hosts (only the
-typed contract, settings, query-word helpers, mapping rules and geo shapes of ``shared``), no Ray/FastAPI/SQLAlchemy, and its modules import each
+typed contract, settings, query-word helpers, mapping rules, geo shapes and vector rules of
+``shared``), no Ray/FastAPI/SQLAlchemy, and its modules import each
 other without a circle, all at module top."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from pathlib import Path
 import search_workers.engine
 
 ENGINE = Path(search_workers.engine.__file__).parent
-ALLOWED_SHARED = {"shared.contract", "shared.settings", "shared.text", "shared.mapping", "shared.geo"}
+ALLOWED_SHARED = {"shared.contract", "shared.settings", "shared.text", "shared.mapping", "shared.geo",
+                  "shared.semantic"}
 FORBIDDEN_ROOTS = {"control_plane", "search_workers", "cli", "ray", "fastapi", "starlette", "sqlalchemy"}
 
 

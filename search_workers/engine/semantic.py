@@ -1,0 +1,111 @@
+"""The vector stage of a shard's search (``Query.semantic``): the documents nearest the query's vector
+join the keyword matches, and the score blends both (``shared.contract.Semantic``).
+
+**Why a blend of normalized scores, not reciprocal rank fusion.** A shard sees only its own
+documents, and the coordinator merges shard answers by score. Rank fusion needs each document's
+rank in the whole index (a shard's 3rd is not the index's 3rd), so it would need a second round
+trip; so would normalizing by the best keyword score of the index. The score here is
+``(1 - ratio) * k + ratio * max(cosine, 0) * clip(1 - k, 0, 1)`` with ``k = s / ideal``:
+``ideal`` (:func:`ideal_score`) is what a document matching every query word in the heaviest field
+scores, from the query's words and the idf of each (near-identical on every shard, see
+``search.py``), so every shard computes the final score and the merge stays exact.
+
+``k`` is linear, so the keyword ranking keeps its margins; the vector side counts less the better
+the words match, and not at all for a document matching them as well as ``ideal``: among strong
+keyword matches (a known item and its look-alikes in other colours) the keyword order stands,
+while a query whose words match poorly or not at all (a paraphrase, a relaxed query) is ranked by
+meaning. Measured on the relevance benchmark at ``ratio`` 0.3: the known-item rates are those of
+the keyword search exactly (a plain blend lost 6 of 3,291 to near-identical products).
+
+**Exact search.** Every live row of the field is compared with one matrix-vector product (128
+dimensions: ~0.85 ms per 50k documents on this machine; 256: ~2.5 ms). That stays under a
+keyword search's cost up to about 100k documents per shard; past that an approximate index
+(usearch, hnswlib) would pay. Filters are exact too: the nearest documents are taken among those
+that pass them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from shared.contract import FieldWeight, Semantic
+
+from .candidates import FieldPlan, idf
+from .embedding import embed
+from .errors import EngineError
+from .mapping import FieldSpec
+from .memindex import MemIndex
+
+
+def query_vector(spec: FieldSpec, sem: Semantic) -> np.ndarray | None:
+    """The query's unit vector; None when there is none (no vector sent for a shop-supplied field,
+    or a text without words): the search is then the keyword search alone."""
+    if sem.vector is not None:
+        if len(sem.vector) != spec.dimensions:
+            raise EngineError(f"{spec.name} holds vectors of {spec.dimensions} numbers", "VECTOR_INVALID",
+                              [{"path": "vector", "message": f"expected {spec.dimensions} numbers, got {len(sem.vector)}"}])
+        v = np.asarray(sem.vector, dtype=np.float32)
+    elif sem.text and spec.embed_from:
+        v = embed(spec.model, [sem.text])[0]
+    else:
+        return None
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 and np.isfinite(norm) else None
+
+
+def vector_field(fields: dict[str, FieldSpec], name: str) -> FieldSpec:
+    spec = fields.get(name)
+    if spec is None or spec.type != "vector":
+        raise EngineError(f"field {name!r} is not a vector field", "FIELD_NOT_VECTOR",
+                          [{"path": "semantic.field", "message": "not a vector field"}])
+    return spec
+
+
+def nearest(mem: MemIndex, spec: FieldSpec, qv: np.ndarray, base: np.ndarray | None,
+            depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``depth`` live slots with a vector nearest ``qv``, and the ``depth`` nearest within
+    ``base`` (the filters), in slot order; and every slot's cosine (for the keyword candidates'
+    blend). Those outside ``base`` are no hits: they let a facet count the values its own filter
+    leaves out, as it does for keyword matches."""
+    n = mem.n
+    sims = mem.vec[spec.name][:n] @ qv
+    ok = mem.live[:n] & mem.vec_has[spec.name][:n]
+    near = _top(ok, sims, depth)
+    if base is not None:  # and the nearest within the filters: facets count other values from the first
+        near = np.union1d(near, _top(ok & base[:n], sims, depth))
+    return near, sims
+
+
+def _top(ok: np.ndarray, sims: np.ndarray, depth: int) -> np.ndarray:
+    eligible = np.flatnonzero(ok)
+    if len(eligible) > depth:
+        eligible = eligible[np.argpartition(-sims[eligible], depth - 1)[:depth]]
+        eligible.sort()
+    return eligible
+
+
+def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str, FieldWeight]) -> float:
+    """The keyword score that counts as 1: per query word, its best field's weight x idf (a word
+    found nowhere: the heaviest field and the idf of a word in one document)."""
+    heaviest = max((f.weight for f in fields.values()), default=1.0)
+    unseen = heaviest * idf(max(mem.n_live, 1), 1)
+    total = sum(max((fp.weight * fp.idf for fp in fps), default=unseen) for fps in plans)
+    return max(total, 1e-6)
+
+
+def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.ndarray, sims: np.ndarray,
+            has: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of the keyword candidates (``cands``, their normalized ``score`` and ``match``)
+    and the nearest slots ``near``: (slots, blended score, match), aligned and in slot order."""
+    union = np.union1d(cands, near).astype(cands.dtype, copy=False)
+    at = np.searchsorted(union, cands)
+    keyword = np.zeros(len(union), dtype=np.float32)
+    matched = np.zeros(len(union), dtype=bool)
+    keyword[at] = np.where(match, score, 0)
+    matched[at] = match
+    matched[np.searchsorted(union, near)] = True
+    cosine = np.where(np.take(has, union), np.maximum(np.take(sims, union), 0), 0).astype(np.float32)
+    blend = (1 - ratio) * keyword + ratio * cosine * np.clip(1 - keyword, 0, 1)
+    return union, blend.astype(np.float32), matched
