@@ -21,7 +21,9 @@ VALID = [
     {"fields": {"price": {"type": "float", "filterable": True, "sortable": True, "analyzer": None}}},
     {"fields": {"a.b-c_d": {"type": "date", "searchable": False, "retrievable": False}}},
     {"fields": {"loc": {"type": "geopoint", "filterable": True, "sortable": True, "retrievable": True}}},
-    *[{"fields": {"f": {"type": t}}} for t in FIELD_TYPES],
+    *[{"fields": {"f": {"type": t}}} for t in FIELD_TYPES if t != "vector"],
+    {"fields": {"v": {"type": "vector", "dimensions": 384}}},
+    {"fields": {"v": {"type": "vector", "embed": {"from": ["name", "brand"], "model": "wordllama-256"}}}},
 ]
 INVALID = [
     {"other": 1},
@@ -40,6 +42,11 @@ INVALID = [
     {"fields": {"f": {"type": "float", "analyzer": "en"}}},
     {"fields": {"f": {"type": "keyword[]", "sortable": True}}},
     {"fields": {"f": {"type": "geopoint", "facetable": True}}},
+    {"fields": {"v": {"type": "vector"}}},
+    {"fields": {"v": {"type": "vector", "dimensions": 3, "embed": {"from": ["name"]}}}},
+    {"fields": {"v": {"type": "vector", "dimensions": 3, "sortable": True}}},
+    {"fields": {"v": {"type": "vector", "embed": {"from": []}}}},
+    {"fields": {"v": {"type": "text", "dimensions": 3}}},
     {"fields": {"f": {"type": "geopoint", "searchable": True}}},
     {"fields": {"f": {"type": "geopoint", "suggest": True}}},
     {"fields": {"f": {"type": "text", "facetable": True}}},

@@ -140,11 +140,14 @@ def build_server(runtime: Runtime) -> ShopsearchMCP:
         profile_key: Annotated[str | None, Field(description="A saved search profile of the index")] = None,
         near: Annotated[dict[str, float] | None, Field(
             description='{"lat": ..., "lng": ...}: the point a sort option FIELD:near orders by distance from')] = None,
+        similar_to: Annotated[str | None, Field(
+            description="A document id: rank by its vector, leaving it out of the hits (q must be empty)")] = None,
     ) -> dict[str, Any]:
         """Search an index as the REST search route does: hits, total, facets, paging."""
         caller = _current()
         arguments = {"q": q, "filters": filters, "facets": facets, "sort": sort, "page": page,
-                     "perPage": per_page, "profileKey": profile_key, "near": near}
+                     "perPage": per_page, "profileKey": profile_key, "near": near,
+                     "similarTo": similar_to}
         try:
             body = tools.search_request(arguments)
             return await tools.search(runtime, caller.principal, index_id, body, caller.ip)

@@ -7,7 +7,7 @@ Measured on the Best Buy catalog (name, categories and description of 3,291 prod
 style) found the same paraphrases as the 256 one in our probe and halves the memory and the
 search cost, so it is the default. See docs/semantic-search.md.
 
-Loaded once per process, on first use, under a lock; never downloads (the package's own
+The weights are loaded once per process, on first use, under a lock; never downloads (the package's own
 loader looks for the tokenizer in a folder its wheel does not use, then goes to the network).
 """
 
@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import wordllama
+from safetensors import safe_open
+from tokenizers import Tokenizer
+from wordllama.inference import WordLlamaInference
 
 from shared.semantic import DEFAULT_MODEL, MODELS
 
@@ -32,11 +36,6 @@ MAX_TEXT = 2000
 
 
 def _load(model: str) -> Any:
-    import wordllama  # noqa: PLC0415 - 16 MB of weights, loaded only by indices that embed
-    from safetensors import safe_open  # noqa: PLC0415
-    from tokenizers import Tokenizer  # noqa: PLC0415
-    from wordllama.inference import WordLlamaInference  # noqa: PLC0415
-
     root = Path(wordllama.__file__).parent
     tokenizer = Tokenizer.from_file(str(root / "tokenizers" / "l2_supercat_tokenizer_config.json"))
     with safe_open(str(root / "weights" / "l2_supercat_256.safetensors"), framework="np", device="cpu") as fh:

@@ -516,6 +516,41 @@ async def test_stores_near_a_point(shop: Shop, flavour: str) -> None:
         await close(storefront)
 
 
+async def test_searches_by_a_vector_and_similar_to(shop: Shop, flavour: str) -> None:
+    """``vector`` and ``similar_to`` on both search methods, ``semantic`` on a profile (shop-supplied vectors)."""
+    client = make_client(flavour, shop)
+    storefront = make_client(flavour, shop, shop.public_key, headers={"Origin": ORIGIN})
+    try:
+        index = client.project(shop.project_id).index((await do(client.project(shop.project_id).create_index(
+            f"vectors-{flavour}", mapping={"fields": {"name": {"type": "text", "searchable": True},
+                                                      "vec": {"type": "vector", "dimensions": 3}}}))).id)
+        axes = {"x": [1.0, 0.0, 0.0], "y": [0.0, 1.0, 0.0], "z": [0.0, 0.0, 1.0]}
+        tasks = await do(index.upload_documents([
+            {"id": f"{axis}{n}", "name": f"lamp {axis}", "vec": [v + 0.01 * n for v in vec]}
+            for axis, vec in axes.items() for n in (1, 2)]))
+        assert [t.status for t in await do(index.wait_for_tasks(tasks))] == ["succeeded"]
+        profile = await do(index.create_profile({"name": "vectors", "queryFields": {"name": {"weight": 1}},
+                                                 "semantic": {"field": "vec", "ratio": 1}}))
+        assert isinstance(profile.semantic, m.Semantic)
+        assert (profile.semantic.field, profile.semantic.ratio) == ("vec", 1)
+        for answer in (await do(index.search(profile_key=profile.profile_key, vector=[0, 0, 1])),
+                       await do(storefront.search(profile.profile_key, vector=[0, 0, 1]))):
+            assert {h.id for h in answer.hits[:2]} == {"z1", "z2"}
+        for answer in (await do(index.search(profile_key=profile.profile_key, similar_to="y1")),
+                       await do(storefront.search(profile.profile_key, similar_to="y1"))):
+            ids = [h.id for h in answer.hits]
+            assert "y1" not in ids and ids[0] == "y2"
+        await fails(lambda: index.search(profile_key=profile.profile_key, similar_to="no-such-doc"), 404,
+                    "NOT_FOUND")
+        await fails(lambda: storefront.search(profile.profile_key, similar_to="no-such-doc"), 404, "NOT_FOUND")
+        await fails(lambda: index.search("lamp", profile_key=profile.profile_key, similar_to="y1"), 400,
+                    "VALIDATION_ERROR")
+        await do(index.delete())
+    finally:
+        await close(client)
+        await close(storefront)
+
+
 def test_both_clients_offer_the_same_methods() -> None:
     """One implementation: the handles are the same classes for both clients."""
     sync, asynchronous = Client("http://127.0.0.1:1"), AsyncClient("http://127.0.0.1:1")

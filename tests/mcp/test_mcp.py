@@ -109,6 +109,9 @@ async def test_read_key_reads_and_may_not_write(base_url, shop):
     assert found["facets"]  # counted
     error, ordered = await call_tool(base_url, key, "search", {"index_id": index_id, "q": "", "sort": "nonsense"})
     assert error and ordered.startswith("VALIDATION_ERROR")
+    # similar_to reaches the search as similarTo (this index has no vector field to rank by)
+    error, similar = await call_tool(base_url, key, "search", {"index_id": index_id, "similar_to": "p3"})
+    assert error and similar.startswith("VALIDATION_ERROR") and "similarTo" in similar, similar
 
     error, suggested = await call_tool(base_url, key, "suggest", {"index_id": index_id, "q": "zed", "limit": 3})
     assert not error, suggested

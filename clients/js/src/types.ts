@@ -17,6 +17,10 @@ export interface SearchBody {
   userToken?: string;
   /** The point a sort option `FIELD:near` (a geopoint field) orders by distance from. */
   near?: { lat: number; lng: number };
+  /** The query's own vector (1-2048 finite numbers), for a profile whose `semantic.field` holds shop-supplied vectors. */
+  vector?: number[];
+  /** Rank by this document's vector; it is left out of the hits (404 when it does not exist; `q` must be empty). */
+  similarTo?: string;
 }
 
 export interface Hit<TDocument = Record<string, unknown>> {

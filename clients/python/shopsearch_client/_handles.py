@@ -85,6 +85,10 @@ def _point(value: tuple[float, float] | None) -> dict[str, float] | None:
     return None if value is None else {"lat": value[0], "lng": value[1]}
 
 
+def _vector(value: Sequence[float] | None) -> list[float] | None:
+    return None if value is None else [float(x) for x in value]
+
+
 def _day(value: date | str | None) -> str | None:
     return value.isoformat() if isinstance(value, date) else value
 
@@ -412,12 +416,16 @@ class Index(_Handle[IO]):
     def search(self, q: str = "", *, profile_key: str | None = None, profile: Body | None = None,
                filters: Mapping[str, Any] | None = None, facets: Sequence[str] | None = None, sort: str | None = None,
                page: int | None = None, per_page: int | None = None,
-               user_token: str | None = None, near: tuple[float, float] | None = None) -> Op[m.SearchAnswer]:
+               user_token: str | None = None, near: tuple[float, float] | None = None,
+               vector: Sequence[float] | None = None, similar_to: str | None = None) -> Op[m.SearchAnswer]:
         """Secret search: with a saved profile's ``profile_key``, or an inline ``profile`` to try settings.
-        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``)."""
+        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``).
+        ``vector``: the query's own vector (a profile whose ``semantic.field`` holds shop-supplied vectors);
+        ``similar_to``: a document id to rank by its vector (left out of the hits; ``q`` must be empty)."""
         return self._call(r.SEARCH, body=_body(q=q, profileKey=profile_key, profile=profile, filters=filters,
                                                facets=facets, sort=sort, page=page, perPage=per_page,
-                                               userToken=user_token, near=_point(near)))
+                                               userToken=user_token, near=_point(near), vector=_vector(vector),
+                                               similarTo=similar_to))
 
     @operation
     def facet_values(self, field: str, q: str = "", *, query: str | None = None,
@@ -660,12 +668,16 @@ class Root(_Handle[IO]):
     def search(self, profile_key: str, q: str = "", *, filters: Mapping[str, Any] | None = None,
                facets: Sequence[str] | None = None, sort: str | None = None, page: int | None = None,
                per_page: int | None = None, user_token: str | None = None,
-               near: tuple[float, float] | None = None) -> Op[m.SearchAnswer]:
+               near: tuple[float, float] | None = None, vector: Sequence[float] | None = None,
+               similar_to: str | None = None) -> Op[m.SearchAnswer]:
         """Storefront search with a saved profile's ``profile_key`` (a public key needs an ``Origin`` header).
-        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``)."""
+        ``near``: ``(lat, lng)`` a sort option ``FIELD:near`` orders by (each hit then has ``distance_m``).
+        ``vector``: the query's own vector (a profile whose ``semantic.field`` holds shop-supplied vectors);
+        ``similar_to``: a document id to rank by its vector (left out of the hits; ``q`` must be empty)."""
         return self._call(r.STOREFRONT_SEARCH, profile_key=profile_key,
                           body=_body(q=q, filters=filters, facets=facets, sort=sort, page=page, perPage=per_page,
-                                     userToken=user_token, near=_point(near)))
+                                     userToken=user_token, near=_point(near), vector=_vector(vector),
+                                     similarTo=similar_to))
 
     @operation
     def facet_values(self, profile_key: str, field: str, q: str = "", *, query: str | None = None,

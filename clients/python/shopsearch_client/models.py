@@ -198,6 +198,13 @@ class Boost(Model):
     weight: float = 1.0
 
 
+class Semantic(Model):
+    """Hybrid search over a vector field: ``ratio`` 0 is the keyword ranking, 1 the vector ranking alone."""
+
+    field: str
+    ratio: float = 0.5
+
+
 class Profile(Model):
     """A saved search profile; ``profile_key`` is its storefront handle."""
 
@@ -221,6 +228,7 @@ class Profile(Model):
     rules: bool = True
     analytics: bool = True
     distinct: str | None = None
+    semantic: Semantic | None = None
     created_at: str
     updated_at: str
 
@@ -458,7 +466,7 @@ __all__ = [
     "IndexInfo", "Integration", "IntegrationSettings", "MappingUsage", "MatchedRule", "Model", "MultiSearchAnswer",
     "NoResultQuery",
     "Page", "PopularQueries", "Profile", "ProjectInfo", "QueryField", "RangeCount",
-    "ReindexCancelAnswer", "ReplaceSessionInfo", "Rule", "RuleTestAnswer", "SearchAnswer", "SeriesPoint",
+    "ReindexCancelAnswer", "ReplaceSessionInfo", "Rule", "RuleTestAnswer", "SearchAnswer", "Semantic", "SeriesPoint",
     "ServiceState", "SessionUpload", "SolrSynonyms", "SortOption", "Status", "SuggestAnswer", "SuggestedProducts",
     "Suggestion", "SuggestionConfig", "SuggestionSource", "Synonym", "SynonymImport", "Task", "TaskAccepted",
     "TaskError", "TermCount", "TopClicked", "TopQuery", "Totals", "TypoTolerance", "UsageEntry",

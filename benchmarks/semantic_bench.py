@@ -1,0 +1,89 @@
+"""Hybrid search and built-in embedding cost: ``python -m benchmarks.semantic_bench [--docs N] [--shards N] [--rounds N]``.
+
+Builds N products (default 100,000: the Best Buy catalog expanded by ``benchmarks.common.expand``)
+over ``--shards`` shards (default 2, the service's default) with a built-in vector of name,
+categories and description (``wordllama-128``), and prints:
+
+* indexing: documents per second through ``ShardEngine.apply`` (batches of 1,000: analysis,
+  memory and the embedding), with and without the vector field;
+* per query, the CPU of the whole search summed over the shards (this thread: the shards are
+  searched one after the other), p50 and p95 in ms, over real shopper queries weighted by
+  popularity with a brand facet and 20 hits: keyword only, hybrid at ratio 0.5, vector only;
+* the vector columns' memory per 100k documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import expand, weighted_queries
+from benchmarks.relevance import ENGINE_FIELDS, MAPPING, SEMANTIC_MAPPING
+from search_workers.engine import ShardEngine
+from shared.contract import Change, Facet, Query, Semantic
+from shared.routing import shard_for
+
+
+def _build(root: Path, mapping: dict, docs: list[dict], shards: int) -> tuple[list[ShardEngine], float]:
+    engines = [ShardEngine(root / f"s{i}", mapping) for i in range(shards)]
+    parts: list[list[dict]] = [[] for _ in range(shards)]
+    for doc in docs:
+        parts[shard_for(doc["id"], shards)].append(doc)
+    started = time.perf_counter()
+    for engine, part in zip(engines, parts, strict=True):
+        for i in range(0, len(part), 1000):
+            engine.apply([Change(i + j + 1, "upsert", d["id"], d) for j, d in enumerate(part[i:i + 1000])])
+    return engines, len(docs) / (time.perf_counter() - started)
+
+
+def _timed(engines: list[ShardEngine], queries: list[Query]) -> tuple[float, float]:
+    costs = []
+    for query in queries:
+        start = time.thread_time()
+        for engine in engines:
+            engine.search(query)
+        costs.append((time.thread_time() - start) * 1000)
+    costs.sort()
+    return statistics.median(costs), costs[int(len(costs) * 0.95)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=400)
+    args = parser.parse_args()
+    docs = expand(args.docs)
+    words = [q for q in weighted_queries(args.rounds) if q.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        plain, plain_rate = _build(Path(tmp) / "plain", MAPPING, docs, args.shards)
+        for engine in plain:
+            engine.close(snapshot_memory=False)
+        engines, rate = _build(Path(tmp) / "semantic", SEMANTIC_MAPPING, docs, args.shards)
+        print(f"{len(docs):,} documents over {args.shards} shards: indexed at {plain_rate:,.0f} docs/s without "
+              f"a vector field, {rate:,.0f} docs/s with the built-in one")
+        facets = (Facet("brand"),)
+
+        def query(q: str, ratio: float | None) -> Query:
+            semantic = None if ratio is None else Semantic("meaning", ratio, text=q)
+            return Query(q=q, fields=ENGINE_FIELDS, facets=facets, limit=20, semantic=semantic)
+
+        print(f"{'query':<18}{'p50 ms':>9}{'p95 ms':>9}")
+        results = {}
+        for name, ratio in (("keyword only", None), ("hybrid 0.5", 0.5), ("vector only", 1.0)):
+            results[name] = _timed(engines, [query(q, ratio) for q in words])
+            print(f"{name:<18}{results[name][0]:>9.2f}{results[name][1]:>9.2f}")
+        print(f"hybrid p50 / keyword p50: {results['hybrid 0.5'][0] / results['keyword only'][0]:.2f}")
+        mem = sum(e._mem.vec["meaning"][: e._mem.n].nbytes + e._mem.vec_has["meaning"][: e._mem.n].nbytes
+                  for e in engines)
+        print(f"vector columns: {mem * 100_000 / len(docs) / 2**20:.1f} MiB per 100k documents "
+              f"(128 float32 per document; capacity doubling can hold up to twice that)")
+        for engine in engines:
+            engine.close(snapshot_memory=False)
+
+
+if __name__ == "__main__":
+    main()
