@@ -77,7 +77,7 @@ def main() -> None:
             results[name] = _timed(engines, [query(q, ratio) for q in words])
             print(f"{name:<18}{results[name][0]:>9.2f}{results[name][1]:>9.2f}")
         print(f"hybrid p50 / keyword p50: {results['hybrid 0.5'][0] / results['keyword only'][0]:.2f}")
-        mem = sum(e._mem.vec["meaning"][: e._mem.n].nbytes + e._mem.vec_has["meaning"][: e._mem.n].nbytes
+        mem = sum(e._mem.vectors["meaning"].memory_bytes()
                   for e in engines)
         print(f"vector columns: {mem * 100_000 / len(docs) / 2**20:.1f} MiB per 100k documents "
               f"(128 float32 per document; capacity doubling can hold up to twice that)")

@@ -46,6 +46,7 @@ from .embedding import embed
 from .geo import lat_key, lng_key, point_value
 from .mapping import FieldSpec, analysis_of
 from .values import exact_bytes, keyword_values, text_of, to_bool, to_number
+from .vectors import VectorColumn
 
 
 class Postings:
@@ -157,8 +158,7 @@ class MemIndex:
         self._kw_sorted: dict[str, tuple[int, list[str], np.ndarray]] = {}
         self.num: dict[str, np.ndarray] = {f: np.zeros(0, np.float64) for f in self.num_cols}
         self.boo: dict[str, np.ndarray] = {f: np.zeros(0, np.int8) for f in self.bool_fields}
-        self.vec: dict[str, np.ndarray] = {f: np.zeros((0, fields[f].dimensions), np.float32) for f in self.vec_fields}
-        self.vec_has: dict[str, np.ndarray] = {f: np.zeros(0, bool) for f in self.vec_fields}
+        self.vectors: dict[str, VectorColumn] = {f: VectorColumn(fields[f].dimensions) for f in self.vec_fields}
         self._vec_pend: dict[str, tuple[list[int], list[str]]] = {f: ([], []) for f in self.vec_fields}
         # term dictionary
         self.term_df: dict[str, int] = {}
@@ -203,11 +203,8 @@ class MemIndex:
             self.num[f] = g(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = g(self.boo[f], -1)
-        for f in self.vec_fields:
-            self.vec_has[f] = g(self.vec_has[f], False)
-            rows = np.zeros((cap, self.vec[f].shape[1]), np.float32)
-            rows[: len(self.vec[f])] = self.vec[f]
-            self.vec[f] = rows
+        for column in self.vectors.values():
+            column.grow(cap)
         self.cap = cap
 
     # -- writes ----------------------------------------------------------------------------
@@ -220,6 +217,8 @@ class MemIndex:
         self.blobs[slot] = None
         for f in self.searchable:
             self.sum_len[f] -= float(self.lengths[f][slot])
+        for column in self.vectors.values():
+            column.delete(slot)
         self.version += 1
         return True
 
@@ -351,19 +350,17 @@ class MemIndex:
             return
         norm = float(np.linalg.norm(row))
         if norm > 0 and np.isfinite(norm):
-            self.vec[f][slot] = row / norm
-            self.vec_has[f][slot] = True
+            self.vectors[f].put(np.array([slot]), (row / norm)[None, :])
 
     def _embed_pending(self) -> None:
         for f in self.vec_fields:
             slots, texts = self._vec_pend[f]
             if not slots:
                 continue
-            rows = embed(self.fields[f].model, texts)
-            at = np.asarray(slots, dtype=np.int64)
-            self.vec[f][at] = rows
-            self.vec_has[f][at] = rows.any(axis=1)
+            self.vectors[f].put(np.asarray(slots, dtype=np.int64), embed(self.fields[f].model, texts))
             self._vec_pend[f] = ([], [])
+        for column in self.vectors.values():
+            column.finalize()
 
     def _add_surface(self, surf: str, term: str) -> None:
         cur = self.surfaces.get(surf)
@@ -494,11 +491,8 @@ class MemIndex:
             self.num[f] = sq(self.num[f], np.nan)
         for f in self.bool_fields:
             self.boo[f] = sq(self.boo[f], -1)
-        for f in self.vec_fields:
-            self.vec_has[f] = sq(self.vec_has[f], False)
-            rows = np.zeros_like(self.vec[f])
-            rows[:m] = self.vec[f][keep_idx]
-            self.vec[f] = rows
+        for column in self.vectors.values():
+            column.compact(keep_idx, m)
         ids = [self.ids[i] for i in keep_idx]
         self.blobs = [self.blobs[i] for i in keep_idx]
         self.ids = ids
@@ -585,6 +579,6 @@ class MemIndex:
         for f in self.kw_fields:
             total += self.kw_ps[f].nbytes + self.kw_po[f].nbytes + self.kw_first[f].nbytes
         total += sum(a.nbytes for a in self.num.values()) + sum(a.nbytes for a in self.boo.values())
-        total += sum(self.vec[f].nbytes + self.vec_has[f].nbytes for f in self.vec_fields)
+        total += sum(column.memory_bytes() for column in self.vectors.values())
         total += len(self.del_index) * 100 + len(self.term_df) * 120
         return total

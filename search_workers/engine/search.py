@@ -151,13 +151,13 @@ class ShardSearch:
                             _at(base, cands))
         if qv is not None and vspec is not None and sem is not None:
             deadline.check()
-            near, sims = nearest(mem, vspec, qv, base, max(sem.depth, offset + limit))
+            near = nearest(mem, vspec, qv, base, max(sem.depth, offset + limit))
+            column = mem.vectors[vspec.name]
             if vector_only:
-                found = Matches(near, np.ones(len(near), dtype=bool),
-                                np.maximum(np.take(sims, near), 0).astype(np.float32), _at(base, near))
+                found = Matches(near, np.ones(len(near), dtype=bool), column.cosines(near, qv), _at(base, near))
             else:
-                union, blend, matched = blended(found.cands, found.score / found.ideal, found.match, near, sims,
-                                                mem.vec_has[vspec.name], sem.ratio)
+                union, blend, matched = blended(found.cands, found.score / found.ideal, found.match, near, column,
+                                                qv, sem.ratio)
                 found = Matches(union, matched, blend, _at(base, union), found.matched_terms, found.relaxed,
                                 found.dropped)
         cands, match, score, inbase = found.cands, found.match, found.score, found.inbase

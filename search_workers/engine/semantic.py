@@ -17,11 +17,8 @@ while a query whose words match poorly or not at all (a paraphrase, a relaxed qu
 meaning. Measured on the relevance benchmark at ``ratio`` 0.3: the known-item rates are those of
 the keyword search exactly (a plain blend lost 6 of 3,291 to near-identical products).
 
-**Exact search.** Every live row of the field is compared with one matrix-vector product (128
-dimensions: ~0.85 ms per 50k documents on this machine; 256: ~2.5 ms). That stays under a
-keyword search's cost up to about 100k documents per shard; past that an approximate index
-(usearch, hnswlib) would pay. Filters are exact too: the nearest documents are taken among those
-that pass them.
+**Finding the nearest** is ``vectors.py``'s: every row compared below 20k vectors per shard, an HNSW
+graph (usearch) above, exact again for filters that leave few documents.
 """
 
 from __future__ import annotations
@@ -37,6 +34,7 @@ from .embedding import embed
 from .errors import EngineError
 from .mapping import FieldSpec
 from .memindex import MemIndex
+from .vectors import VectorColumn
 
 
 def query_vector(spec: FieldSpec, sem: Semantic) -> np.ndarray | None:
@@ -63,27 +61,16 @@ def vector_field(fields: dict[str, FieldSpec], name: str) -> FieldSpec:
     return spec
 
 
-def nearest(mem: MemIndex, spec: FieldSpec, qv: np.ndarray, base: np.ndarray | None,
-            depth: int) -> tuple[np.ndarray, np.ndarray]:
+def nearest(mem: MemIndex, spec: FieldSpec, qv: np.ndarray, base: np.ndarray | None, depth: int) -> np.ndarray:
     """The ``depth`` live slots with a vector nearest ``qv``, and the ``depth`` nearest within
-    ``base`` (the filters), in slot order; and every slot's cosine (for the keyword candidates'
-    blend). Those outside ``base`` are no hits: they let a facet count the values its own filter
-    leaves out, as it does for keyword matches."""
-    n = mem.n
-    sims = mem.vec[spec.name][:n] @ qv
-    ok = mem.live[:n] & mem.vec_has[spec.name][:n]
-    near = _top(ok, sims, depth)
-    if base is not None:  # and the nearest within the filters: facets count other values from the first
-        near = np.union1d(near, _top(ok & base[:n], sims, depth))
-    return near, sims
-
-
-def _top(ok: np.ndarray, sims: np.ndarray, depth: int) -> np.ndarray:
-    eligible = np.flatnonzero(ok)
-    if len(eligible) > depth:
-        eligible = eligible[np.argpartition(-sims[eligible], depth - 1)[:depth]]
-        eligible.sort()
-    return eligible
+    ``base`` (the filters), in slot order. Those outside ``base`` are no hits: they let a facet
+    count the values its own filter leaves out, as it does for keyword matches."""
+    column = mem.vectors[spec.name]
+    live = mem.live[: mem.n]
+    near = column.nearest(qv, live, None, depth)
+    if base is not None:
+        near = np.union1d(near, column.nearest(qv, live, base, depth))
+    return near
 
 
 def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str, FieldWeight]) -> float:
@@ -95,8 +82,8 @@ def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str
     return max(total, 1e-6)
 
 
-def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.ndarray, sims: np.ndarray,
-            has: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.ndarray, column: VectorColumn,
+            qv: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The union of the keyword candidates (``cands``, their normalized ``score`` and ``match``)
     and the nearest slots ``near``: (slots, blended score, match), aligned and in slot order."""
     union = np.union1d(cands, near).astype(cands.dtype, copy=False)
@@ -106,6 +93,6 @@ def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.nd
     keyword[at] = np.where(match, score, 0)
     matched[at] = match
     matched[np.searchsorted(union, near)] = True
-    cosine = np.where(np.take(has, union), np.maximum(np.take(sims, union), 0), 0).astype(np.float32)
+    cosine = column.cosines(union, qv)
     blend = (1 - ratio) * keyword + ratio * cosine * np.clip(1 - keyword, 0, 1)
     return union, blend.astype(np.float32), matched
