@@ -136,7 +136,7 @@ class VectorColumn:
     # -- the memory snapshot ---------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = dict(vars(self))
-        state["ann"] = None if self.ann is None else bytes(self.ann.save())
+        state["ann"] = None if self.ann is None else bytes(self.ann.save() or b"")
         state["_new"] = []
         return state
 
