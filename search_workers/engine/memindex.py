@@ -237,9 +237,25 @@ class MemIndex:
             out[f] = (chunks, list(chain.from_iterable(map(self.field_an[f].chunk_terms, chunks))))
         return out
 
+    def embed_batch(self, docs: list[dict]) -> list[dict[str, np.ndarray]]:
+        """Per document, its built-in vectors (pure: a writer computes them outside the read lock
+        and hands each to :meth:`add`)."""
+        out: list[dict[str, np.ndarray]] = [{} for _ in docs]
+        for f in self.vec_fields:
+            spec = self.fields[f]
+            if not spec.embed_from:
+                continue
+            texts = [(i, embed_text(doc, spec.embed_from)) for i, doc in enumerate(docs)]
+            texts = [(i, t) for i, t in texts if t]
+            for (i, _), row in zip(texts, embed(spec.model, [t for _, t in texts]), strict=True):
+                out[i][f] = row
+        return out
+
     def add(self, doc_id: str, doc: dict, blob: bytes | None = None,
-            analyzed: dict[str, tuple[list[str], list[str]]] | None = None) -> int:
-        """Add (or replace) one document. Call :meth:`finalize` after a batch."""
+            analyzed: dict[str, tuple[list[str], list[str]]] | None = None,
+            embedded: dict[str, np.ndarray] | None = None) -> int:
+        """Add (or replace) one document. Call :meth:`finalize` after a batch. ``embedded``: its
+        built-in vectors from :meth:`embed_batch` (None: embedded with the batch in finalize)."""
         if doc_id in self.id_to_slot:
             self.delete(doc_id)
         slot = self.n
@@ -328,12 +344,17 @@ class MemIndex:
             if point is not None:
                 self.num[lat_key(f)][slot], self.num[lng_key(f)][slot] = point
         for f in self.vec_fields:
-            self._add_vector(f, slot, doc)
+            self._add_vector(f, slot, doc, embedded)
         self.version += 1
         return slot
 
-    def _add_vector(self, f: str, slot: int, doc: dict) -> None:
+    def _add_vector(self, f: str, slot: int, doc: dict, embedded: dict[str, np.ndarray] | None) -> None:
         spec = self.fields[f]
+        if spec.embed_from and embedded is not None:
+            row = embedded.get(f)
+            if row is not None:
+                self.vectors[f].put(np.array([slot]), row[None, :])
+            return
         if spec.embed_from:  # built in: embedded with the batch (finalize)
             text = embed_text(doc, spec.embed_from)
             if text:

@@ -188,6 +188,9 @@ class ShardEngine:
             for entry in final.values():  # analysis outside the read lock: searches go on meanwhile
                 if entry is not None:
                     entry[2].update(mem.analyze(entry[0]))
+            written = [(doc_id, entry[0]) for doc_id, entry in final.items() if entry is not None]
+            embedded = dict(zip([d for d, _ in written], mem.embed_batch([doc for _, doc in written]), strict=True)) \
+                if mem.vec_fields else {}  # the built-in vectors too
             if self.durable:
                 self._submit(final, flushed, new_seq)
             with self._lock:
@@ -197,7 +200,7 @@ class ShardEngine:
                     if entry is None:
                         mem.delete(doc_id)
                     else:
-                        mem.add(doc_id, entry[0], entry[1], entry[2])
+                        mem.add(doc_id, entry[0], entry[1], entry[2], embedded.get(doc_id))
                 mem.finalize()
                 self._applied_seq = new_seq
                 if self.durable and self._persister is None and self._persist_error is None:

@@ -126,7 +126,8 @@ class VectorColumn:
 
     def cosines(self, slots: np.ndarray, qv: np.ndarray) -> np.ndarray:
         """The cosine of ``slots`` with ``qv``, 0 where a slot holds no vector."""
-        sims = self.rows[slots] @ qv
+        n = int(slots.max()) + 1 if len(slots) else 0
+        sims = self.rows[slots] @ qv if len(slots) * 4 < n else (self.rows[:n] @ qv)[slots]
         return np.where(self.has[slots], np.maximum(sims, 0), 0).astype(np.float32)
 
     def memory_bytes(self) -> int:
