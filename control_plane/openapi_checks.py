@@ -28,6 +28,7 @@ PROFILE_FIELDS = {
     "boosts": "integer or float fields of the mapping",
     "distinct": "a keyword field of the mapping that is filterable or facetable",
     "typoTolerance": "`minWordSizeTwoTypos` at least `minWordSizeOneTypo`",
+    "semantic": "`field` a vector field of the mapping",
 }
 SEARCH = {
     "q": "at most 32 words",
@@ -35,6 +36,10 @@ SEARCH = {
     "facets": "facetable fields of the mapping (for a public key: those the profile facets on)",
     "sort": "the `key` of one of the profile's `sortOptions`",
     "page": "`page` × `perPage` (the profile's when left out) at most 1000",
+    "near": "sent when the sort option asked for orders by distance (`FIELD:near`)",
+    "vector": "as many numbers as the profile's `semantic.field` holds (a profile with a semantic setting only)",
+    "similarTo": "a document of the index holding a vector in the profile's `semantic.field` (else the index's "
+                 "only vector field); `q` empty",
 }
 RULE = {
     "conditions": "each pattern holds a letter or digit",

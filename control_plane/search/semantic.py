@@ -8,12 +8,12 @@ from typing import Any
 
 from anyio import to_thread
 
-from control_plane.document import repository as documents
+from control_plane.document.service import get_document
 from control_plane.runtime import Runtime
 from control_plane.search.profile_query import SearchRequest
 from control_plane.search.state import Resolved
 from shared.contract import Semantic
-from shared.errors import not_found, validation
+from shared.errors import validation
 from shared.semantic import dimensions_of, embed_text, is_builtin, is_vector, vector_value_fault
 
 
@@ -39,13 +39,11 @@ async def _similar(runtime: Runtime, resolved: Resolved, body: SearchRequest, fi
         raise validation("similarTo needs a vector field", [{"path": "similarTo", "message": f"{name} is not a vector field"}])
     assert spec is not None
 
-    def read() -> dict[str, Any] | None:
+    def read() -> dict[str, Any]:
         with runtime.sessions() as db:
-            return documents.live_body(db, resolved.index.id, doc_id)
+            return get_document(db, resolved.index, doc_id)  # 404 when the index has no such document
 
     doc = await to_thread.run_sync(read)
-    if doc is None:
-        raise not_found("Document")
     if is_builtin(spec):
         text = embed_text(doc, spec["embed"].get("from") or [])
         if text:

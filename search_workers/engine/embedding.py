@@ -13,20 +13,29 @@ loader looks for the tokenizer in a folder its wheel does not use, then goes to 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import wordllama
 from safetensors import safe_open
 from tokenizers import Tokenizer
-from wordllama.inference import WordLlamaInference
 
 from shared.semantic import DEFAULT_MODEL, MODELS
 
 from .errors import EngineError
+
+# wordllama calls logging.basicConfig(level=INFO) when imported: every process would print every
+# library's INFO lines (alembic's on each CLI command). What it set on the root logger is undone.
+_ROOT = logging.getLogger()
+_ROOT_STATE = (list(_ROOT.handlers), _ROOT.level)
+import wordllama  # noqa: E402
+from wordllama.inference import WordLlamaInference  # noqa: E402
+
+_ROOT.handlers[:] = _ROOT_STATE[0]
+_ROOT.setLevel(_ROOT_STATE[1])
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, Any] = {}
