@@ -758,3 +758,78 @@ def test_loading_the_cabinet_logs_nothing(browser, shop):  # type: ignore[no-unt
         context.close()
     assert not errors, errors
     assert not console, console
+
+
+# ------------------------------------------------------------------------------- semantic search
+
+
+def test_the_profile_editor_sets_semantic_search_and_the_preview_compares_keyword_and_hybrid(cabinet_page, shop):  # type: ignore[no-untyped-def]
+    """A built-in vector field: the mapping editor shows what it embeds; the profile editor sets the
+    profile's semantic field and ratio (saved as `semantic`); the preview shows the keyword ranking
+    beside the hybrid one, where a query none of whose words is in a product name still finds by meaning."""
+    page = cabinet_page
+    mapping = {"fields": {"name": {"type": "text", "searchable": True},
+                          "meaning": {"type": "vector", "embed": {"from": ["name"]}}}}
+    products = [{"id": "bank", "name": "Portable power bank battery"},
+                {"id": "cable", "name": "USB-C charging cable"},
+                {"id": "mount", "name": "Dashboard vent mount holder"},
+                {"id": "glass", "name": "Tempered glass screen protector"},
+                {"id": "case", "name": "Rugged armor case"},
+                {"id": "fm", "name": "Bluetooth FM transmitter"},
+                {"id": "stylus", "name": "Capacitive touch stylus pen"},
+                {"id": "ring", "name": "Finger ring grip stand"}]
+    with shop.api() as http:
+        created = http.post(f"/v1/projects/{shop.project_id}/indices", json={"name": "semantic", "mapping": mapping})
+        assert created.status_code == 201, created.text
+        index_id = created.json()["id"]
+        task = http.post(shop.url(index_id, "/documents"), json=products).json()["taskId"]
+        assert wait_task(http, shop.project_id, task, timeout=60)["status"] == "succeeded"
+        profile = http.post(shop.url(index_id, "/profiles"), json={"name": "phone shop", "queryFields": {"name": {"weight": 1}}})
+        assert profile.status_code == 201, profile.text
+        profile_id = profile.json()["id"]
+
+    # the mapping editor shows the vector field as it is
+    page.goto(shop.page_url(index_id, "settings"))
+    row = page.locator("tr", has=page.locator("input.field-name[value='meaning']"))
+    expect(row.locator("select.field-type")).to_have_value("vector")
+    expect(row.locator(".vector-note")).to_have_text("embeds name")
+
+    # the profile editor: vector field and ratio, saved as the profile's semantic setting
+    page.goto(shop.page_url(index_id, f"profiles/{profile_id}"))
+    expect(page.get_by_label("Vector field")).to_have_value("")
+    expect(page.get_by_label("Semantic ratio")).to_be_disabled()
+    page.get_by_label("Vector field").select_option("meaning")
+    page.get_by_label("Semantic ratio").fill("0.7")
+    expect(page.locator(".ratio-value")).to_have_text("0.70")
+    _axe(page, "profile editor with semantic search")
+    _shot(page, "profile-semantic")
+    page.get_by_role("button", name="Save profile").click()
+    expect(page.get_by_text("Profile “phone shop” saved")).to_be_visible()
+    with shop.api() as http:
+        saved = http.get(shop.url(index_id, f"/profiles/{profile_id}")).json()
+    assert saved["semantic"] == {"field": "meaning", "ratio": 0.7}, saved
+    page.reload()
+    expect(page.get_by_label("Vector field")).to_have_value("meaning")
+    expect(page.get_by_label("Semantic ratio")).to_have_value("0.7")
+
+    # the preview: the keyword ranking finds nothing, the hybrid one finds by meaning
+    page.goto(shop.page_url(index_id, "preview") + "?q=keep my phone juiced up away from home")
+    page.get_by_label("Compare keyword and hybrid").check()
+    keyword = page.locator("section.column", has=page.get_by_role("heading", name="Keyword", exact=True))
+    hybrid = page.locator("section.column", has=page.get_by_role("heading", name="Hybrid (ratio 0.7)", exact=True))
+    expect(hybrid.locator(".hit").first).to_be_visible()
+    assert _total(keyword.locator(".summary")) == 0
+    expect(keyword.locator(".empty")).to_be_visible()
+    ids = [hybrid.locator(".hit").nth(i).get_attribute("data-id") for i in range(min(3, hybrid.locator(".hit").count()))]
+    assert {"bank", "cable"} & set(ids), ids
+    _axe(page, "preview comparing keyword and hybrid")
+    _shot(page, "preview-semantic")
+    # a ratio typed on the page: 0 is the keyword ranking exactly
+    page.get_by_label("Hybrid ratio").fill("0")
+    page.get_by_label("Hybrid ratio").dispatch_event("change")
+    hybrid0 = page.locator("section.column", has=page.get_by_role("heading", name="Hybrid (ratio 0)", exact=True))
+    expect(hybrid0.locator(".summary")).to_have_attribute("data-total", "0")
+    # profile B's comparison takes the second column back
+    page.get_by_label("Compare with").check()
+    expect(page.get_by_label("Compare keyword and hybrid")).not_to_be_checked()
+    expect(page.get_by_role("heading", name="B: phone shop", exact=True)).to_be_visible()

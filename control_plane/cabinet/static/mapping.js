@@ -1,7 +1,17 @@
 // The mapping editor: one row per field (name, type, flags), plus the id field.
 import { h, nextId, select } from "./ui.js";
 
-export const TYPES = ["text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint"];
+export const TYPES = ["text", "keyword", "integer", "float", "boolean", "date", "keyword[]", "geopoint", "vector"];
+const VECTOR_KEYS = ["dimensions", "embed"];  // a vector field's own settings (kept as they are; dropped from another type)
+
+/** What a vector field holds, read-only: "embeds name, categories" or "384 dimensions". */
+export function vectorText(spec) {
+  if (spec.embed && typeof spec.embed === "object") {
+    return `embeds ${(spec.embed.from || []).join(", ")}` + (spec.embed.model ? ` (${spec.embed.model})` : "");
+  }
+  if (spec.dimensions !== undefined) return `${spec.dimensions} dimensions (shop-supplied)`;
+  return "set dimensions or embed through the API";
+}
 const FLAGS = [
   ["searchable", "Searchable"], ["filterable", "Filterable"], ["facetable", "Facetable"],
   ["sortable", "Sortable"], ["retrievable", "Retrievable"], ["suggest", "Suggest"],
@@ -24,7 +34,17 @@ export function mappingEditor(initial = { idField: "id", fields: {} }) {
       const checked = flag === "retrievable" ? spec.retrievable !== false : !!spec[flag];
       return h("input", { type: "checkbox", checked, "aria-label": label, "data-flag": flag });
     });
-    const tr = h("tr", {}, h("td", {}, nameInput), h("td", {}, typeSelect), flags.map((f) => h("td", { class: "flag" }, f)),
+    // a vector field: what it holds under its type; a profile's semantic setting searches it, no flag but retrievable
+    const vectorNote = h("small", { class: "muted vector-note" });
+    const showVector = () => {
+      const vector = typeSelect.value === "vector";
+      vectorNote.hidden = !vector;
+      vectorNote.textContent = vector ? vectorText(extra) : "";
+      for (const f of flags) if (f.dataset.flag !== "retrievable") f.disabled = vector;
+    };
+    typeSelect.addEventListener("change", showVector);
+    showVector();
+    const tr = h("tr", {}, h("td", {}, nameInput), h("td", {}, typeSelect, vectorNote), flags.map((f) => h("td", { class: "flag" }, f)),
       h("td", {}, h("button", { type: "button", class: "secondary", "aria-label": "Remove field", onclick: () => {
         tr.remove(); rows.splice(rows.indexOf(row), 1);
       } }, "✕")));
@@ -52,8 +72,10 @@ export function mappingEditor(initial = { idField: "id", fields: {} }) {
     const fields = {};
     for (const row of rows) {
       const spec = { type: row.typeSelect.value, ...row.extra };
+      const vector = spec.type === "vector";
+      if (!vector) for (const k of VECTOR_KEYS) delete spec[k];
       for (const f of row.flags) {
-        if (f.dataset.flag === "retrievable") { if (!f.checked) spec.retrievable = false; } else if (f.checked) spec[f.dataset.flag] = true;
+        if (f.dataset.flag === "retrievable") { if (!f.checked) spec.retrievable = false; } else if (f.checked && !vector) spec[f.dataset.flag] = true;
       }
       fields[row.nameInput.value.trim()] = spec;
     }

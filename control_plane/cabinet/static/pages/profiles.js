@@ -29,6 +29,7 @@ export async function render(main, ctx) {
   const retrievable = fields.filter(([, s]) => s.retrievable !== false).map(([n]) => n);
   const sortable = fields.filter(([, s]) => s.sortable).map(([n]) => n);
   const numeric = fields.filter(([, s]) => ["integer", "float"].includes(s.type)).map(([n]) => n);
+  const vectors = fields.filter(([, s]) => s.type === "vector").map(([n]) => n);
 
   const loaded = profileId && profileId !== "new" ? profiles.find((p) => p.id === profileId) : null;
   if (profileId && profileId !== "new" && !loaded) {
@@ -73,6 +74,28 @@ export async function render(main, ctx) {
       h("td", {}, h("button", { type: "button", class: "secondary", "aria-label": "Remove boost", onclick: () => { tr.remove(); changed(); } }, "✕")));
     boostRows.append(tr);
   };
+  // semantic search: a vector field of the mapping blended into the keyword ranking by a ratio
+  const semanticStart = start.semantic && vectors.includes(start.semantic.field) ? start.semantic : null;
+  const vectorPick = select("semantic.field", [["", "none (keyword search only)"], ...vectors.map((f) => [f, f])],
+    semanticStart ? semanticStart.field : "", { id: nextId("vf"), "data-path": "semantic.field" });
+  const ratioInput = h("input", { type: "range", id: nextId("ratio"), name: "semantic.ratio", min: 0, max: 1, step: 0.05,
+    value: String(semanticStart ? semanticStart.ratio : 0.5) });
+  const ratioShown = h("output", { for: ratioInput.id, class: "ratio-value" }, ratioInput.value);
+  const syncRatio = () => {
+    ratioShown.textContent = Number(ratioInput.value).toFixed(2);
+    ratioInput.setAttribute("aria-valuetext", `${ratioShown.textContent}: ${ratioInput.value <= 0 ? "keyword ranking only" : ratioInput.value >= 1 ? "meaning only" : "keyword and meaning blended"}`);
+    ratioInput.disabled = !vectorPick.value;
+  };
+  ratioInput.addEventListener("input", syncRatio);
+  vectorPick.addEventListener("change", syncRatio);
+  syncRatio();
+  const semanticBox = h("fieldset", { "data-path": "semantic", class: "semantic" }, h("legend", {}, "Semantic search"),
+    vectors.length ? [
+      h("div", { class: "row" }, field("Vector field", vectorPick),
+        h("div", { class: "field" }, h("label", { for: ratioInput.id }, "Semantic ratio"), h("div", { class: "ratio" }, ratioInput, ratioShown))),
+      h("small", { class: "muted" }, "0: the keyword ranking exactly; 1: by meaning alone. In between, results matching the words stay first and those close in meaning fill in.")]
+      : h("p", { class: "muted" }, "A vector field in the mapping (type vector, e.g. embedding the product name) enables search by meaning."));
+
   (start.sortOptions || []).forEach(addSort);
   (start.boosts || []).forEach(addBoost);
 
@@ -94,6 +117,7 @@ export async function render(main, ctx) {
     if (p.defaultSort && !p.sortOptions.some((o) => o.key === p.defaultSort)) p.defaultSort = null;
     p.boosts = [...boostRows.children].map((tr) => ({ field: tr.querySelector("[data-k=field]").value,
       modifier: tr.querySelector("[data-k=modifier]").value, weight: Number(tr.querySelector("[data-k=weight]").value) }));
+    if (vectors.length) p.semantic = vectorPick.value ? { field: vectorPick.value, ratio: Number(ratioInput.value) } : null;
     return p;
   }
 
@@ -157,7 +181,8 @@ export async function render(main, ctx) {
     h("fieldset", {}, h("legend", {}, "Sort options"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Key", "Label", "Sort by (field:asc|desc, geopoint:near, …)", ""].map((x) => h("th", { scope: "col" }, x)))), sortRows)),
       h("button", { type: "button", class: "secondary", onclick: () => { addSort(); changed(); } }, "Add sort option")),
     h("fieldset", {}, h("legend", {}, "Boosts (rank by a number too)"), h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, h("tr", {}, ["Field", "Modifier", "Weight", ""].map((x) => h("th", { scope: "col" }, x)))), boostRows)),
-      numeric.length ? h("button", { type: "button", class: "secondary", onclick: () => { addBoost(); changed(); } }, "Add boost") : null));
+      numeric.length ? h("button", { type: "button", class: "secondary", onclick: () => { addBoost(); changed(); } }, "Add boost") : null),
+    semanticBox);
 
   const switcher = select("profile", [...profiles.map((p) => [p.id, p.name]), ...(ctx.canWrite || !profiles.length ? [["new", "New profile"]] : [])],
     loaded ? loaded.id : "new", { "aria-label": "Profile", onchange: (e) => { location.hash = ctx.href("profiles", e.target.value); } });
