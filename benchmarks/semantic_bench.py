@@ -80,7 +80,7 @@ def main() -> None:
         mem = sum(e._mem.vectors["meaning"].memory_bytes()
                   for e in engines)
         print(f"vector columns: {mem * 100_000 / len(docs) / 2**20:.1f} MiB per 100k documents "
-              f"(128 float32 per document; capacity doubling can hold up to twice that)")
+              f"(128 float32 per document and its listed copy; capacity doubling can hold up to twice the rows)")
         for engine in engines:
             engine.close(snapshot_memory=False)
 

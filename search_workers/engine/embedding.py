@@ -13,6 +13,7 @@ loader looks for the tokenizer in a folder its wheel does not use, then goes to 
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -73,3 +74,12 @@ def embed(model: str | None, texts: Sequence[str]) -> np.ndarray:
     out = np.asarray(out, dtype=np.float32)
     out[~np.isfinite(out).all(axis=1)] = 0.0
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def embed_query(model: str | None, text: str) -> np.ndarray:
+    """A search's text as a unit vector (read-only), kept for the process's next shards and searches:
+    every shard of a search in one process asks for the same text."""
+    vector = embed(model, [text])[0]
+    vector.flags.writeable = False
+    return vector
