@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
-from shared.contract import Answer, FieldWeight, Hit, Query
+from shared.contract import Answer, FieldWeight, Hit, Query, Semantic
 
 from .candidates import plan_candidates
 from .clauses import Clause, build_clauses
@@ -139,9 +139,9 @@ class ShardSearch:
 
         deadline.check()
         sem = query.semantic
-        vspec = vector_field(self.fields, sem.field) if sem is not None else None
-        qv = query_vector(vspec, sem) if vspec is not None and sem is not None and sem.ratio > 0 else None
+        qv = self._query_vector(sem)
         vector_only = qv is not None and sem is not None and (sem.ratio >= 1 or not q.strip())
+        found: Matches | None = None
         clauses, field_clauses = self._clauses(query, fields_cfg, deadline) if q.strip() and not vector_only else ([], {})
         if clauses:
             found = self._match(query, clauses, field_clauses, fields_cfg, base, deadline)
@@ -149,17 +149,10 @@ class ShardSearch:
             cands = np.flatnonzero(mem.live[:n])
             found = Matches(cands, np.ones(len(cands), dtype=bool), np.ones(len(cands), dtype=np.float32),
                             _at(base, cands))
-        if qv is not None and vspec is not None and sem is not None:
+        if qv is not None and sem is not None:
             deadline.check()
-            near = nearest(mem, vspec, qv, base, max(sem.depth, offset + limit))
-            column = mem.vectors[vspec.name]
-            if vector_only:
-                found = Matches(near, np.ones(len(near), dtype=bool), column.cosines(near, qv), _at(base, near))
-            else:
-                union, blend, matched = blended(found.cands, found.score / found.ideal, found.match, near, column,
-                                                qv, sem.ratio)
-                found = Matches(union, matched, blend, _at(base, union), found.matched_terms, found.relaxed,
-                                found.dropped)
+            found = self._nearest(found, sem, qv, base, offset + limit)
+        assert found is not None
         cands, match, score, inbase = found.cands, found.match, found.score, found.inbase
 
         final = match if inbase is None else match & inbase
@@ -229,6 +222,26 @@ class ShardSearch:
         score = combine(mem, query.q, sc, kept, cands, match, inbase, fields_cfg, deadline)
         return Matches(cands, match, score, inbase, sc.matched_terms, relaxed, dropped,
                        ideal_score(mem, plans, fields_cfg))
+
+    def _query_vector(self, sem: Semantic | None) -> np.ndarray | None:
+        """The unit vector a semantic query ranks by (None: the keyword search alone)."""
+        if sem is None:
+            return None
+        spec = vector_field(self.fields, sem.field)  # a wrong field is refused even at ratio 0
+        return query_vector(spec, sem) if sem.ratio > 0 else None
+
+    def _nearest(self, found: Matches | None, sem: Semantic, qv: np.ndarray, base: np.ndarray | None,
+                 wanted: int) -> Matches:
+        """The documents nearest ``qv`` alone (``found`` None: vector ranking only), or joined to
+        the keyword matches ``found`` with blended scores (``semantic.blended``)."""
+        mem = self.mem
+        near = nearest(mem, self.fields[sem.field], qv, base, max(sem.depth, wanted))
+        column = mem.vectors[sem.field]
+        if found is None:
+            return Matches(near, np.ones(len(near), dtype=bool), column.cosines(near, qv), _at(base, near))
+        union, blend, matched = blended(found.cands, found.score / found.ideal, found.match, near, column, qv,
+                                        sem.ratio)
+        return Matches(union, matched, blend, _at(base, union), found.matched_terms, found.relaxed, found.dropped)
 
     def _pinned(self, query: Query, filters: list[tuple[str | None, np.ndarray]], deadline: Deadline) -> list[Hit]:
         """``Query.pin_ids`` held by this shard that pass the filters, whatever ``q`` and
