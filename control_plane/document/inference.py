@@ -27,6 +27,7 @@ from typing import Any
 from control_plane.document.value_types import expected, type_matches
 from shared.geo import POINT_WORDS, point_of
 from shared.mapping import FIELD_NAME_PATTERN
+from shared.semantic import is_vector, vector_field_fault
 
 # A dynamic index maps at most this many fields: a document with thousands of keys (a map of
 # SKUs, say) must not turn into thousands of indexed fields.
@@ -81,6 +82,9 @@ def field_for(value: Any) -> tuple[dict[str, Any] | None, str | None]:
             return None, None
         if all(isinstance(v, str) for v in items):
             return dict(STRINGS), None
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
+            return None, ("an array of numbers: stored and returned; map it as a vector field "
+                          f'({{"type": "vector", "dimensions": {len(items)}}}) to rank by it')
         return None, "an array of other values than strings: stored and returned, not searched or filtered"
     if isinstance(value, dict) and set(value) == {"lat", "lng"}:
         if point_of(value) is None:
@@ -119,12 +123,14 @@ def infer(mapping: dict[str, Any], items: list[dict[str, Any]]) -> Inference:
                     fields[name] = out.fields[name] = spec
                 continue
             field_type = spec.get("type", "")
-            if not type_matches(field_type, value):
+            fault = vector_field_fault(spec, value) if is_vector(spec) else (
+                None if type_matches(field_type, value) else f"expected {expected(field_type)}")
+            if fault is not None:
                 out.conflict_count += 1
                 if len(out.conflicts) < MAX_CONFLICTS:
                     out.conflicts.append({
                         "path": f"[{i}].{name}",
-                        "message": f"expected {expected(field_type)} (the field is {field_type}): the document is "
+                        "message": f"{fault} (the field is {field_type}): the document is "
                                    "stored, this value is not indexed as one",
                         "field": name,
                         "type": field_type,

@@ -225,3 +225,22 @@ def test_fields_inferred_while_a_replace_session_is_open_are_kept(app, client):
     later = upload(client, tenant, index["id"], [{"id": "b", "title": "Stove", "labels": ["iron"]}])
     assert later["details"]["fieldsAdded"] == []
     assert ids(search(client, tenant, index["id"], q="", filters={"labels": ["iron"]})) == ["b"]
+
+
+def test_a_dynamic_index_points_an_array_of_numbers_to_a_vector_field_and_checks_a_mapped_one(app, client):
+    """An embedding sent to a dynamic index is stored, not mapped, with a hint to map it as a
+    vector; once mapped, a wrong vector is a conflict that names the length expected."""
+    tenant = make_tenant(app)
+    index = bare_index(client, tenant)
+    task = upload(client, tenant, index["id"], [{"id": "1", "name": "Lamp", "embedding": [0.1, 0.2, 0.3]}])
+    [unmapped] = task["details"]["unmapped"]
+    assert unmapped["field"] == "embedding" and '"dimensions": 3' in unmapped["message"]
+    mapping = {**mapping_of(client, tenant, index["id"]), "dynamic": True}
+    mapping["fields"]["embedding"] = {"type": "vector", "dimensions": 3}
+    put = client.put(tenant.url(index["id"], "/mapping"), json=mapping, headers=tenant.headers)
+    assert put.status_code in (200, 202), put.text
+    if put.status_code == 202:
+        assert wait_task(client, tenant.headers, tenant.project_id, put.json()["taskId"])["status"] == "succeeded"
+    task = upload(client, tenant, index["id"], [{"id": "2", "name": "Desk", "embedding": [0.1, 0.2]}])
+    [conflict] = task["details"]["conflicts"]
+    assert conflict["path"] == "[0].embedding" and "expected 3 numbers" in conflict["message"]
