@@ -92,7 +92,7 @@ def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str
     return max(total, 1e-6)
 
 
-#: past this many candidates, only the nearest and the COSINES_ALL best keyword matches get a
+#: past this many weak keyword matches, only the nearest and the COSINES_ALL best of them get a
 #: cosine: a broad query's other matches (thousands) rank by their words, and the whole column is
 #: not read for them
 COSINES_ALL = 2000
@@ -109,14 +109,16 @@ def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.nd
     keyword[at] = np.where(match, score, 0)
     matched[at] = match
     matched[np.searchsorted(union, near)] = True
-    if len(union) <= COSINES_ALL:
-        cosine = column.cosines(union, qv)
-    else:  # a broad query: the nearest and the best keyword matches only (a gather, not the column)
-        cosine = np.zeros(len(union), dtype=np.float32)
+    # a cosine counts only where the words match less well than ideal: a gather of those rows, and
+    # for a broad query of the nearest and the COSINES_ALL best of them (not the whole column)
+    some = keyword < 1
+    if np.count_nonzero(some) > COSINES_ALL:
+        weak = np.flatnonzero(some)
         some = np.zeros(len(union), dtype=bool)
-        some[np.argpartition(-keyword, COSINES_ALL - 1)[:COSINES_ALL]] = True
-        some[np.searchsorted(union, near)] = True
-        at_some = np.flatnonzero(some)
-        cosine[at_some] = column.cosines(union[at_some], qv)
+        some[weak[np.argpartition(-keyword[weak], COSINES_ALL - 1)[:COSINES_ALL]]] = True
+    some[np.searchsorted(union, near)] = True
+    at_some = np.flatnonzero(some)
+    cosine = np.zeros(len(union), dtype=np.float32)
+    cosine[at_some] = column.cosines(union[at_some], qv)
     blend = (1 - ratio) * keyword + ratio * cosine * np.clip(1 - keyword, 0, 1)
     return union, blend.astype(np.float32), matched

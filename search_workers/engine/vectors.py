@@ -122,24 +122,29 @@ class VectorColumn:
     def nearest(self, qv: np.ndarray, live: np.ndarray, base: np.ndarray | None, depth: int) -> np.ndarray:
         """The ``depth`` live slots nearest ``qv`` among those within ``base`` (None: all), in slot order."""
         n = len(live)
+        if self.ann is not None and base is None:  # the lists hold exactly the live slots with a vector
+            found = self._listed(qv, min(depth, self.count), faiss.SearchParametersIVF(nprobe=PROBES))  # type: ignore[call-arg]
+            if found is not None:
+                return found
         ok = live & self.has[:n]
         if base is not None:
             ok &= base[:n]
-        if self.ann is None:
-            return self._exact(np.flatnonzero(ok), qv, n, depth)
         count = int(np.count_nonzero(ok))
-        if base is not None and count <= EXACT_WITHIN:
-            return self._exact(np.flatnonzero(ok), qv, n, depth)
-        if base is None:  # the lists hold exactly the live slots with a vector (finalize)
-            params = faiss.SearchParametersIVF(nprobe=PROBES)  # type: ignore[call-arg]
-        else:
+        if self.ann is not None and base is not None and count > EXACT_WITHIN:
             bitmap = np.packbits(ok, bitorder="little")  # live, with a vector, within the filters
-            params = faiss.SearchParametersIVF(nprobe=PROBES, sel=faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap)))  # type: ignore[call-arg]
-        _, ids = self.ann.search(qv[None, :].astype(np.float32), min(depth, count), params=params)
+            selected = faiss.SearchParametersIVF(nprobe=PROBES, sel=faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap)))  # type: ignore[call-arg]
+            found = self._listed(qv, min(depth, count), selected)
+            if found is not None:
+                return found
+        return self._exact(np.flatnonzero(ok), qv, n, depth)
+
+    def _listed(self, qv: np.ndarray, want: int, params: Any) -> np.ndarray | None:
+        """The inverted file's ``want`` nearest, in slot order; None when the probed lists hold
+        fewer (the caller compares every eligible row)."""
+        assert self.ann is not None
+        _, ids = self.ann.search(qv[None, :].astype(np.float32), want, params=params)
         found = ids[0][ids[0] >= 0]
-        if len(found) < min(depth, count):  # the probed lists hold too few of the eligible
-            return self._exact(np.flatnonzero(ok), qv, n, depth)
-        return np.sort(found)
+        return np.sort(found) if len(found) >= want else None
 
     def _exact(self, eligible: np.ndarray, qv: np.ndarray, n: int, depth: int) -> np.ndarray:
         """Every eligible row compared: gathered when they are few, else the whole column at once
