@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import expand
+from benchmarks.common import expand, search_cpu
 from benchmarks.relevance import ENGINE_FIELDS, MAPPING
 from search_workers.engine import ShardEngine
 from shared.contract import Change, Facet, Query, SortKey
@@ -41,16 +40,6 @@ def _located(n: int) -> list[dict]:
 def _polygon(centre: tuple[float, float], radius_deg: float, points: int = 12) -> list[list[float]]:
     return [[centre[0] + radius_deg * math.sin(2 * math.pi * k / points),
              centre[1] + 1.4 * radius_deg * math.cos(2 * math.pi * k / points)] for k in range(points)]
-
-
-def _timed(engine: ShardEngine, queries: list[Query]) -> tuple[float, float]:
-    costs = []
-    for query in queries:
-        start = time.thread_time()
-        engine.search(query)
-        costs.append((time.thread_time() - start) * 1000)
-    costs.sort()
-    return statistics.median(costs), costs[int(len(costs) * 0.95)]
 
 
 def main() -> None:
@@ -92,7 +81,7 @@ def main() -> None:
                  "sort by distance": nearest}
         print(f"{'query':<22}{'p50 ms':>9}{'p95 ms':>9}")
         for name, make in kinds.items():
-            p50, p95 = _timed(engine, [make() for _ in range(args.rounds)])
+            p50, p95 = search_cpu([engine], [make() for _ in range(args.rounds)])
             print(f"{name:<22}{p50:>9.2f}{p95:>9.2f}")
         mem = engine._mem
         geo_bytes = sum(mem.num[k].nbytes for k in mem.num if "\x00" in k) * 100_000 / max(mem.cap, 1)

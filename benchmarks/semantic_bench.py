@@ -15,12 +15,11 @@ categories and description (``wordllama-128``), and prints:
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import expand, weighted_queries
+from benchmarks.common import expand, search_cpu, weighted_queries
 from benchmarks.relevance import ENGINE_FIELDS, MAPPING, SEMANTIC_MAPPING
 from search_workers.engine import ShardEngine
 from shared.contract import Change, Facet, Query, Semantic
@@ -37,17 +36,6 @@ def _build(root: Path, mapping: dict, docs: list[dict], shards: int) -> tuple[li
         for i in range(0, len(part), 1000):
             engine.apply([Change(i + j + 1, "upsert", d["id"], d) for j, d in enumerate(part[i:i + 1000])])
     return engines, len(docs) / (time.perf_counter() - started)
-
-
-def _timed(engines: list[ShardEngine], queries: list[Query]) -> tuple[float, float]:
-    costs = []
-    for query in queries:
-        start = time.thread_time()
-        for engine in engines:
-            engine.search(query)
-        costs.append((time.thread_time() - start) * 1000)
-    costs.sort()
-    return statistics.median(costs), costs[int(len(costs) * 0.95)]
 
 
 def main() -> None:
@@ -74,7 +62,7 @@ def main() -> None:
         print(f"{'query':<18}{'p50 ms':>9}{'p95 ms':>9}")
         results = {}
         for name, ratio in (("keyword only", None), ("hybrid 0.5", 0.5), ("vector only", 1.0)):
-            results[name] = _timed(engines, [query(q, ratio) for q in words])
+            results[name] = search_cpu(engines, [query(q, ratio) for q in words])
             print(f"{name:<18}{results[name][0]:>9.2f}{results[name][1]:>9.2f}")
         print(f"hybrid p50 / keyword p50: {results['hybrid 0.5'][0] / results['keyword only'][0]:.2f}")
         mem = sum(e._mem.vectors["meaning"].memory_bytes()
