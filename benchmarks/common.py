@@ -91,16 +91,29 @@ def expand(n: int, seed: int = 42) -> list[dict[str, Any]]:
     return out
 
 
-def search_cpu(engines: list[Any], queries: list[Any]) -> tuple[float, float]:
-    """p50 and p95 in ms of each query's CPU (this thread) searched on every engine in turn."""
-    costs = []
-    for query in queries:
-        start = time.thread_time()
-        for engine in engines:
-            engine.search(query)
-        costs.append((time.thread_time() - start) * 1000)
-    costs.sort()
-    return costs[len(costs) // 2], costs[int(len(costs) * 0.95)]
+def search_cpu(engines: list[Any], kinds: dict[str, list[Any]], cold: bool = False) -> dict[str, tuple[float, float]]:
+    """Per kind of query, p50 and p95 in ms of each query's CPU (this thread) searched on every
+    engine in turn. The kinds take turns query by query (the i-th of each, then the (i+1)-th), so a
+    busier moment of the machine weighs on every kind alike. ``cold``: every engine's query cache
+    (typo and prefix expansions, long posting lists' masks, the nearest documents) is emptied
+    before each search, so a query repeated does not find its work done."""
+    costs: dict[str, list[float]] = {name: [] for name in kinds}
+    for i in range(max(len(queries) for queries in kinds.values())):
+        for name, queries in kinds.items():
+            if i >= len(queries):
+                continue
+            if cold:
+                for engine in engines:
+                    engine._mem.expansion_cache.clear()
+            start = time.thread_time()
+            for engine in engines:
+                engine.search(queries[i])
+            costs[name].append((time.thread_time() - start) * 1000)
+    out = {}
+    for name, values in costs.items():
+        values.sort()
+        out[name] = (values[len(values) // 2], values[int(len(values) * 0.95)])
+    return out
 
 
 def weighted_queries(k: int, seed: int = 1) -> list[str]:

@@ -80,8 +80,8 @@ def main() -> None:
                  "around 100 km": lambda: around(100_000), "box 1 x 1.4 deg": box, "polygon, 12 points": polygon,
                  "sort by distance": nearest}
         print(f"{'query':<22}{'p50 ms':>9}{'p95 ms':>9}")
-        for name, make in kinds.items():
-            p50, p95 = search_cpu([engine], [make() for _ in range(args.rounds)])
+        costs = search_cpu([engine], {name: [make() for _ in range(args.rounds)] for name, make in kinds.items()})
+        for name, (p50, p95) in costs.items():
             print(f"{name:<22}{p50:>9.2f}{p95:>9.2f}")
         mem = engine._mem
         geo_bytes = sum(mem.num[k].nbytes for k in mem.num if "\x00" in k) * 100_000 / max(mem.cap, 1)

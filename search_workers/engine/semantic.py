@@ -67,20 +67,44 @@ def nearest(mem: MemIndex, spec: FieldSpec, qv: np.ndarray, base: np.ndarray | N
     count the values its own filter leaves out, as it does for keyword matches."""
     column = mem.vectors[spec.name]
     live = mem.live[: mem.n]
-    near = column.nearest(qv, live, None, depth)
+    # the nearest overall are kept in the shard's query cache until its next change: a popular
+    # query, and the same query again with a facet value picked, search the lists once
+    key = ("nearest", spec.name, qv.tobytes(), depth)
+    cache, held = mem.cached(key)
+    if isinstance(held, np.ndarray):
+        near = held
+    else:
+        near = column.nearest(qv, live, None, depth)
+        near.flags.writeable = False
+        cache[key] = near
     if base is not None:
         near = merged(near, column.nearest(qv, live, base, depth))
     return near
 
 
 def merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The union of two sorted arrays of distinct slots, sorted (``np.union1d`` hashes and sorts
-    both: 0.8 ms for a broad query's candidates, where inserting the few nearest is linear)."""
-    if not len(a) or not len(b):
-        return b.astype(a.dtype, copy=False) if not len(a) else a
-    at = np.searchsorted(a, b)
-    new = b[(at == len(a)) | (a[np.minimum(at, len(a) - 1)] != b)]
-    return np.insert(a, np.searchsorted(a, new), new.astype(a.dtype, copy=False)) if len(new) else a
+    """The union of two sorted arrays of distinct slots, sorted."""
+    return union_at(a, b)[0]
+
+
+def union_at(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of two sorted arrays of distinct slots, sorted, and where each of ``a`` and of
+    ``b`` sits in it. Linear in ``a`` (a broad query's candidates, tens of thousands) and
+    ``len(b) log len(a)`` for the few nearest: ``np.union1d`` and a ``searchsorted`` of the
+    candidates in the union each sort or search every candidate (0.8 ms for a broad query); for
+    a few hundred candidates they are the fewer numpy calls."""
+    if len(a) <= GATHER_ALL:
+        union = np.union1d(a, b).astype(a.dtype, copy=False)
+        return union, np.searchsorted(union, a), np.searchsorted(union, b)
+    ins = np.searchsorted(a, b)
+    dup = (ins < len(a)) & (a[np.minimum(ins, len(a) - 1)] == b) if len(a) else np.zeros(len(b), bool)
+    new, ins_new = b[~dup], ins[~dup]
+    union = np.insert(a, ins_new, new.astype(a.dtype, copy=False)) if len(new) else a
+    at_a = np.arange(len(a)) + np.cumsum(np.bincount(ins_new, minlength=len(a) + 1))[: len(a)]
+    at_b = np.empty(len(b), np.intp)
+    at_b[dup] = at_a[ins[dup]]
+    at_b[~dup] = ins_new + np.arange(len(new))
+    return union, at_a, at_b
 
 
 def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str, FieldWeight]) -> float:
@@ -96,29 +120,34 @@ def ideal_score(mem: MemIndex, plans: list[list[FieldPlan]], fields: Mapping[str
 #: cosine: a broad query's other matches (thousands) rank by their words, and the whole column is
 #: not read for them
 COSINES_ALL = 2000
+#: up to this many keyword matches and nearest, every one gets a cosine
+GATHER_ALL = 512
 
 
 def blended(cands: np.ndarray, score: np.ndarray, match: np.ndarray, near: np.ndarray, column: VectorColumn,
             qv: np.ndarray, ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The union of the keyword candidates (``cands``, their normalized ``score`` and ``match``)
     and the nearest slots ``near``: (slots, blended score, match), aligned and in slot order."""
-    union = merged(cands, near)
-    at = np.searchsorted(union, cands)
+    union, at_cands, at_near = union_at(cands, near)
     keyword = np.zeros(len(union), dtype=np.float32)
     matched = np.zeros(len(union), dtype=bool)
-    keyword[at] = np.where(match, score, 0)
-    matched[at] = match
-    matched[np.searchsorted(union, near)] = True
-    # a cosine counts only where the words match less well than ideal: a gather of those rows, and
-    # for a broad query of the nearest and the COSINES_ALL best of them (not the whole column)
-    some = keyword < 1
-    if np.count_nonzero(some) > COSINES_ALL:
-        weak = np.flatnonzero(some)
-        some = np.zeros(len(union), dtype=bool)
-        some[weak[np.argpartition(-keyword[weak], COSINES_ALL - 1)[:COSINES_ALL]]] = True
-    some[np.searchsorted(union, near)] = True
-    at_some = np.flatnonzero(some)
-    cosine = np.zeros(len(union), dtype=np.float32)
-    cosine[at_some] = column.cosines(union[at_some], qv)
+    keyword[at_cands] = np.where(match, score, 0)
+    matched[at_cands] = match
+    matched[at_near] = True
+    # a cosine counts only where the words match less well than ideal: a gather of those rows (of
+    # all when they are few: picking them out costs more than it saves), and for a broad query of
+    # the nearest and the COSINES_ALL best of them (not the whole column)
+    if len(union) <= GATHER_ALL:
+        cosine = column.cosines(union, qv)
+    else:
+        some = keyword < 1
+        if np.count_nonzero(some) > COSINES_ALL:
+            weak = np.flatnonzero(some)
+            some = np.zeros(len(union), dtype=bool)
+            some[weak[np.argpartition(-keyword[weak], COSINES_ALL - 1)[:COSINES_ALL]]] = True
+        some[at_near] = True
+        at_some = np.flatnonzero(some)
+        cosine = np.zeros(len(union), dtype=np.float32)
+        cosine[at_some] = column.cosines(union[at_some], qv)
     blend = (1 - ratio) * keyword + ratio * cosine * np.clip(1 - keyword, 0, 1)
     return union, blend.astype(np.float32), matched

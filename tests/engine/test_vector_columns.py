@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from search_workers.engine import ShardEngine, vectors
+from search_workers.engine import ShardEngine, semantic, vectors
 from shared.contract import Change, Query, Semantic
 
 MAPPING = {"fields": {"name": {"type": "text", "searchable": True},
@@ -100,3 +100,21 @@ def test_documents_without_a_vector_are_never_near_and_ratio_zero_is_keyword_sea
     hybrid = engine.search(Query(q="case", semantic=Semantic("vec", 0.5, vector=(1, 0, 0, 0, 0, 0, 0, 0))))
     assert {h.id for h in hybrid.hits} == {"a", "b", "c", "d"}  # the words' matches and the nearest
     engine.close()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_union_of_candidates_and_nearest_places_each_where_it_sits(seed: int) -> None:
+    """``semantic.union_at``: the sorted union and each array's positions in it, for empty arrays,
+    disjoint ones, overlapping ones and one inside the other, few candidates and many (its two ways)."""
+    rng = np.random.default_rng(seed)
+    many = seed % 2 == 1
+    space = 5000 if many else 200
+    size = int(rng.integers(semantic.GATHER_ALL + 1, 3 * semantic.GATHER_ALL)) if many else int(rng.integers(0, 60))
+    a = np.sort(rng.choice(space, size=size, replace=False)).astype(np.int32)
+    b = np.sort(rng.choice(space, size=int(rng.integers(0, 120)), replace=False)).astype(np.int64)
+    if seed % 5 == 0:
+        b = a[::3].astype(np.int64)  # every one already a candidate
+    union, at_a, at_b = semantic.union_at(a, b)
+    assert union.tolist() == np.union1d(a, b).tolist()
+    assert union.dtype == a.dtype
+    assert union[at_a].tolist() == a.tolist() and union[at_b].tolist() == b.tolist()

@@ -100,7 +100,7 @@ def test_a_disk_that_refuses_writes_for_a_while(tmp_path: Path) -> None:
         body = [{"id": d, "name": f"lamp {d}", "version": v, "group": "a"} for d, v in updated.items()]
         assert _send(http, tenant.project_id, index_url + "/documents", body)["status"] == "succeeded"
         docs |= updated
-        written = [max(f.stat().st_mtime for f in replica.iterdir()) for replica in index_dir.glob("g*/s*r*")]
+        written = [_newest_write(replica) for replica in index_dir.glob("g*/s*r*")]
         assert len(written) == 2 and min(written) >= writable_at, (written, writable_at)
         print(f"status said indexing degraded {degraded_after:.1f} s after the disk refused; operational "
               f"{recovered_after:.1f} s after it took writes again")
@@ -110,3 +110,14 @@ def test_a_disk_that_refuses_writes_for_a_while(tmp_path: Path) -> None:
         server.wait_ready()
         assert _held(server, headers, index_url) == docs
         assert http.get(index_url).json()["documentCount"] == len(docs)
+
+
+def _newest_write(replica: Path) -> float:
+    """The newest modification time among a replica's files (one merged away between the listing
+    and its ``stat`` is listed again)."""
+    for _ in range(50):
+        try:
+            return max(f.stat().st_mtime for f in replica.iterdir())
+        except FileNotFoundError:
+            time.sleep(0.05)
+    raise AssertionError(f"{replica}'s files kept changing under the listing")
