@@ -23,6 +23,7 @@ inverted file (faiss) above, exact again for filters that leave few documents.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -68,8 +69,9 @@ def nearest(mem: MemIndex, spec: FieldSpec, qv: np.ndarray, base: np.ndarray | N
     column = mem.vectors[spec.name]
     live = mem.live[: mem.n]
     # the nearest overall are kept in the shard's query cache until its next change: a popular
-    # query, and the same query again with a facet value picked, search the lists once
-    key = ("nearest", spec.name, qv.tobytes(), depth)
+    # query, and the same query again with a facet value picked, search the lists once (keyed by a
+    # digest: a shop's query vectors of 2,048 numbers would make 8 KB keys)
+    key = ("nearest", spec.name, hashlib.blake2b(qv.tobytes(), digest_size=16).digest(), depth)
     cache, held = mem.cached(key)
     if isinstance(held, np.ndarray):
         near = held
