@@ -23,6 +23,7 @@ import argparse
 import random
 import threading
 import time
+from typing import Any
 
 import psutil
 from shopsearch_client import NO_RETRY, Client, ShopsearchError
@@ -30,6 +31,7 @@ from shopsearch_client import NO_RETRY, Client, ShopsearchError
 from benchmarks.common import (
     MAPPING,
     Server,
+    Tenant,
     api,
     expand,
     make_tenant,
@@ -127,18 +129,36 @@ def run(args: argparse.Namespace, server: Server) -> int:
         return 0
 
     # ---- a full reindex while searches run
+    result = reindex_while_searching(server, tenant, index.id, args.searchers, rss_after_upload)
+    ms, failures = result["latencies_ms"], result["failures"]
+    print(f"reindex: {result['status']} in {result['seconds']:.1f}s; {len(ms)} searches meanwhile "
+          f"(p50 {pct(ms, 50):.0f} ms, p99 {pct(ms, 99):.0f} ms)")
+    print(f"FAILED SEARCHES DURING REINDEX: {len(failures)} (target 0)")
+    for failure in failures[:5]:
+        print("  ", failure)
+    print(f"SERVER RSS: {result['rss'] / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
+          f"{result['peak_rss'] / 2**30:.3f} GiB peak during reindex")
+    print("server RSS after the reindex: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
+    client.close()
+    return 0 if not failures and result["status"] == "succeeded" else 1
+
+
+def reindex_while_searching(server: Server, tenant: Tenant, index_id: str, searchers: int,
+                            rss_before: int) -> dict[str, Any]:
+    """A full reindex of ``index_id`` while ``searchers`` shop servers search it (secret key, no
+    cache, no retries: every failure counts): its status and seconds, the searches' latencies (ms)
+    and failures, the server tree's peak RSS meanwhile, and its RSS once the old generation is gone."""
     terms = weighted_queries(5000)
     stop = threading.Event()
     failures: list[str] = []
     latencies: list[float] = []
-    peak = [rss_after_upload]
+    peak = [rss_before]
 
     def searcher(seed: int) -> None:
         rng = random.Random(seed)
-        # a shop's server searching (no answer cache, no retries: every failure counts)
         with Client(server.base, tenant.key, timeout=30, retry=NO_RETRY,
                     headers={"Cache-Control": "no-cache"}) as searching:
-            shop = searching.index(tenant.project_id, index.id)
+            shop = searching.index(tenant.project_id, index_id)
             while not stop.is_set():
                 started = time.perf_counter()
                 try:
@@ -152,32 +172,24 @@ def run(args: argparse.Namespace, server: Server) -> int:
             peak[0] = max(peak[0], tree_rss(server.pid))
             time.sleep(0.5)
 
-    threads = [threading.Thread(target=searcher, args=(n,), daemon=True) for n in range(args.searchers)]
+    threads = [threading.Thread(target=searcher, args=(n,), daemon=True) for n in range(searchers)]
     threads.append(threading.Thread(target=sample_rss, daemon=True))
     for thread in threads:
         thread.start()
     started = time.perf_counter()
-    try:
-        result = index.wait_for_task(index.reindex(), timeout=3600, raise_on_failure=False, poll_interval=0.05)
-        reindex_s = time.perf_counter() - started
-        time.sleep(1.0)
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join()
-    ms = [x * 1000 for x in latencies]
-    print(f"reindex: {result.status} in {reindex_s:.1f}s; {len(ms)} searches meanwhile "
-          f"(p50 {pct(ms, 50):.0f} ms, p99 {pct(ms, 99):.0f} ms)")
-    print(f"FAILED SEARCHES DURING REINDEX: {len(failures)} (target 0)")
-    for failure in failures[:5]:
-        print("  ", failure)
+    with Client(server.base, tenant.key, timeout=60) as owner:
+        index = owner.index(tenant.project_id, index_id)
+        try:
+            result = index.wait_for_task(index.reindex(), timeout=3600, raise_on_failure=False, poll_interval=0.05)
+            seconds = time.perf_counter() - started
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
     time.sleep(5.0)  # the old generation is dropped a few seconds after the swap
-    rss_now = tree_rss(server.pid)
-    print(f"SERVER RSS: {rss_now / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
-          f"{peak[0] / 2**30:.3f} GiB peak during reindex")
-    print("server RSS after the reindex: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
-    client.close()
-    return 0 if not failures and result.status == "succeeded" else 1
+    return {"status": result.status, "seconds": seconds, "latencies_ms": [x * 1000 for x in latencies],
+            "failures": failures, "peak_rss": peak[0], "rss": tree_rss(server.pid)}
 
 
 if __name__ == "__main__":
