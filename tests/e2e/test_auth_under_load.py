@@ -185,4 +185,7 @@ def test_concurrent_registrations_never_500(server: Server) -> None:
                      lambda i: "127.0.0.5")
     assert set(outcome) <= {(201, ""), (429, "RATE_LIMITED"), (503, "UNAVAILABLE")}, outcome
     assert 1 <= outcome[(201, "")] <= limit, outcome
-    assert outcome[(429, "RATE_LIMITED")] >= 60 - limit, outcome
+    # past the limit every request is refused: by the limiter, or shed (503) when the machine is
+    # too busy to hash its password, which on a loaded machine can take some of the first ones too
+    shed = outcome[(503, "UNAVAILABLE")]
+    assert outcome[(429, "RATE_LIMITED")] >= 60 - limit - shed, outcome
