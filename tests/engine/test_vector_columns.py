@@ -118,3 +118,32 @@ def test_the_union_of_candidates_and_nearest_places_each_where_it_sits(seed: int
     assert union.tolist() == np.union1d(a, b).tolist()
     assert union.dtype == a.dtype
     assert union[at_a].tolist() == a.tolist() and union[at_b].tolist() == b.tolist()
+
+
+def test_the_nearest_kept_for_a_query_answer_as_if_searched_anew(tmp_path: Path) -> None:
+    """The nearest overall are kept in the shard's query cache: the same query again, the same with
+    a filter (its facets count the nearest outside it), and after a write that brings a nearer
+    document, each answers what an engine with an empty cache answers."""
+    rng = random.Random(7)
+    docs = _docs(rng, 400)
+    engine = ShardEngine(tmp_path / "shard", MAPPING)
+    engine.apply([Change(i + 1, "upsert", d, body) for i, (d, body) in enumerate(docs.items())])
+    q = (0.5, -0.2, 0.9, 0.1, -0.7, 0.3, 0.0, 0.4)
+    half = [d for d in docs if int(d[1:]) % 2]
+
+    def answers() -> list[tuple[list[str], int, dict]]:
+        out = []
+        for filters in (None, {"id": half}, None):
+            a = engine.search(Query(q="red phone", limit=15, filters=filters, semantic=Semantic("vec", 0.9, vector=q)))
+            out.append(([h.id for h in a.hits], a.total, {f: [(v.value, v.count) for v in vs] for f, vs in a.facets.items()}))
+        return out
+
+    def fresh() -> list[tuple[list[str], int, dict]]:
+        engine._mem.expansion_cache.clear()
+        return answers()
+
+    assert answers() == fresh()
+    engine.apply([Change(401, "upsert", "nearer", {"name": "glass", "vec": list(q)})])
+    first = answers()
+    assert first[0][0][0] == "nearer" and first == fresh()
+    engine.close(snapshot_memory=False)
