@@ -35,9 +35,7 @@ from benchmarks.common import (
     tree_rss,
 )
 from benchmarks.indexing_bench import reindex_while_searching
-from benchmarks.search_bench import load, measured, rate, real_mix, report, word_combinations
-
-ORIGIN = "https://shop.example"
+from benchmarks.search_bench import ORIGIN, load, measured, rate, real_mix, report, word_combinations
 
 
 def main() -> int:
