@@ -20,6 +20,7 @@ in-memory apply; the Whoosh helper), which do not.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import threading
 import time
@@ -96,6 +97,26 @@ def process_cpu(pid: int) -> dict[int, tuple[str, float]]:
     return out
 
 
+def database_cpu() -> float | None:
+    """CPU seconds PostgreSQL has used so far on this machine: the postmaster, its live children and
+    the children it has reaped (a backend that ends between two readings still counts); None where
+    no postmaster runs here. Other databases' work counts too: read it on a quiet machine."""
+    for proc in psutil.process_iter(["name", "ppid"]):
+        try:
+            if proc.info["name"] != "postgres" or psutil.Process(proc.info["ppid"]).name() == "postgres":
+                continue
+            t = proc.cpu_times()
+            total = t.user + t.system + t.children_user + t.children_system
+            for child in proc.children():
+                with contextlib.suppress(psutil.Error):
+                    c = child.cpu_times()
+                    total += c.user + c.system
+            return total
+        except psutil.Error:
+            continue
+    return None
+
+
 def process_rss(pid: int) -> list[tuple[str, int]]:
     out = []
     for name, proc in _processes(pid):
@@ -114,12 +135,15 @@ def run(args: argparse.Namespace, server: Server) -> int:
     docs = expand(args.docs)
     print(f"catalog: {len(docs)} products in batches of {args.batch}; {args.uploaders} uploaders, {args.shards} shards")
     cpu_before = process_cpu(server.pid)
+    db_before = database_cpu() if server.database_url.startswith("postgresql") else None
     sent, finished = upload_catalog(server.base, tenant, index.id, docs, batch=args.batch, uploaders=args.uploaders)
     print(f"upload: requests done in {sent:.1f}s, last task succeeded after {finished:.1f}s")
     print(f"INDEXING THROUGHPUT: {len(docs) / finished:,.0f} documents/s (target >= 1,500)")
     used = {pid: (name, cpu - cpu_before.get(pid, (name, 0.0))[1]) for pid, (name, cpu) in process_cpu(server.pid).items()}
     print("server CPU per document: " + ", ".join(f"{name} {cpu / len(docs) * 1e6:,.0f} us" for name, cpu in used.values())
           + f"; total {sum(cpu for _, cpu in used.values()) / len(docs) * 1e6:,.0f} us")
+    if db_before is not None and (db_after := database_cpu()) is not None:
+        print(f"PostgreSQL CPU per document: {(db_after - db_before) / len(docs) * 1e6:,.0f} us (all its processes)")
     print("server RSS after upload: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
     count = index.get().document_count
     total = index.search("").total
