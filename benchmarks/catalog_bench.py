@@ -34,7 +34,7 @@ from benchmarks.common import (
     storefront_index,
     tree_rss,
 )
-from benchmarks.indexing_bench import process_rss, reindex_while_searching
+from benchmarks.indexing_bench import reindex_while_searching, rss_by_process
 from benchmarks.search_bench import ORIGIN, load, measured, rate, real_mix, report, word_combinations
 
 
@@ -60,7 +60,7 @@ def main() -> int:
         indexing = len(docs) / (time.perf_counter() - started)
         del docs
         indexed_rss = tree_rss(server.pid)
-        print(f"indexing: {indexing:,.0f} docs/s; memory {indexed_rss / 2**30:.2f} GiB ({_by_process(server.pid)})",
+        print(f"indexing: {indexing:,.0f} docs/s; memory {indexed_rss / 2**30:.2f} GiB ({rss_by_process(server.pid)})",
               flush=True)
         rows.append(("indexing", f"{indexing:,.0f} docs/s"))
         profile = index.create_profile(STOREFRONT_PROFILE)
@@ -93,7 +93,7 @@ def main() -> int:
                     f"{'' if result['status'] == 'succeeded' else ' (' + result['status'] + ')'}"
                     f", {len(result['failures'])} failed searches")
             print(f"  reindex {n + 1}: {line}; memory {result['rss'] / 2**30:.2f} GiB "
-                  f"(peak {result['peak_rss'] / 2**30:.2f}; {_by_process(server.pid)})", flush=True)
+                  f"(peak {result['peak_rss'] / 2**30:.2f}; {rss_by_process(server.pid)})", flush=True)
             rows.append((f"reindex {n + 1} while searching", line))
         memory = " → ".join(f"{rss / 2**30:.2f}" for rss in [indexed_rss, *after])
         rows.append(("memory, indexed → after each reindex", f"{memory} GiB"))
@@ -104,12 +104,6 @@ def main() -> int:
     for name, value in rows:
         print(f"| {name} | {value} |")
     return 1 if failed else 0
-
-
-def _by_process(pid: int) -> str:
-    """RSS per server process (MiB): the primary builds a reindex's generation and persists it, the
-    followers follow the database, the supervisor and the Whoosh helper hold no index."""
-    return ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(pid))
 
 
 if __name__ == "__main__":

@@ -127,6 +127,12 @@ def process_rss(pid: int) -> list[tuple[str, int]]:
     return out
 
 
+def rss_by_process(pid: int) -> str:
+    """RSS per server process, as printed: the primary builds a reindex's generation and persists it,
+    the followers follow the database, the supervisor and the Whoosh helper hold no index."""
+    return ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(pid))
+
+
 def run(args: argparse.Namespace, server: Server) -> int:
     tenant = make_tenant(server.database_url)
     client = api(server.base, tenant)
@@ -144,7 +150,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
           + f"; total {sum(cpu for _, cpu in used.values()) / len(docs) * 1e6:,.0f} us")
     if db_before is not None and (db_after := database_cpu()) is not None:
         print(f"PostgreSQL CPU per document: {(db_after - db_before) / len(docs) * 1e6:,.0f} us (all its processes)")
-    print("server RSS after upload: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
+    print("server RSS after upload: " + rss_by_process(server.pid))
     count = index.get().document_count
     total = index.search("").total
     print(f"documentCount {count}, search total {total}")
@@ -162,7 +168,7 @@ def run(args: argparse.Namespace, server: Server) -> int:
         print("  ", failure)
     print(f"SERVER RSS: {result['rss'] / 2**30:.2f} GiB now, {rss_after_upload / 2**30:.2f} GiB after upload, "
           f"{result['peak_rss'] / 2**30:.3f} GiB peak during reindex")
-    print("server RSS after the reindex: " + ", ".join(f"{name} {rss / 2**20:,.0f} MiB" for name, rss in process_rss(server.pid)))
+    print("server RSS after the reindex: " + rss_by_process(server.pid))
     client.close()
     return 0 if not failures and result["status"] == "succeeded" else 1
 
