@@ -27,7 +27,7 @@ from control_plane.hashing import PasswordHashing
 from control_plane.index.endpoints import router as index_router
 from control_plane.lifecycle import start_indexing, stop_indexing
 from control_plane.mailer import Mailer
-from control_plane.mcp.server import install_mcp
+from control_plane.mcp.mount import install_mcp
 from control_plane.methods import ConcreteRoutesFirst
 from control_plane.openapi import install_openapi
 from control_plane.org.endpoints import router as org_router

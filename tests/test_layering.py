@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("shared", "control_plane", "search_workers", "cli")
 CLIENT = ROOT / "clients" / "python"  # shopsearch_client, a distribution of its own
 # (module, imported): documented lazy imports (``make_host`` does not import Ray unless asked)
-LAZY = {("search_workers.hosting", "search_workers.actors.ray_host")}
+LAZY = {("search_workers.hosting", "search_workers.actors.ray_host"),
+        ("control_plane.mcp.mount", "control_plane.mcp.server")}  # the MCP SDK at the first exchange
 
 
 def _modules() -> dict[str, tuple[Path, ast.Module]]:

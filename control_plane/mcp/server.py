@@ -18,13 +18,12 @@ from typing import Annotated, Any, TypeVar
 
 import httpx
 from anyio import to_thread
-from fastapi import FastAPI, Request
+from fastapi import Request
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import Tool, ToolAnnotations
 from pydantic import Field
-from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from control_plane.access.caller import Principal
@@ -249,12 +248,3 @@ class MCPEndpoint:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self._exchange), base_url="http://status") as client:
             response = await client.post("/mcp", json=message, headers=headers)
         return response.status_code == 200 and bool(response.json().get("result", {}).get("tools"))
-
-
-def install_mcp(app: FastAPI) -> None:
-    runtime: Runtime = app.state.runtime
-    server = build_server(runtime)
-    endpoint = MCPEndpoint(runtime, server)
-    runtime.mcp_check = endpoint.answers  # the status route's check
-    # POST only: a stateless server has no stream to open with GET and no session to DELETE (405)
-    app.router.routes.append(Route("/mcp", endpoint, methods=["POST"], include_in_schema=False))

@@ -22,7 +22,7 @@ from tests.fixtures.server import Server, running_server
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
-ROUNDS = int(os.environ.get("RYW_ROUNDS", "50"))  # x 5 pairs = 250 create-then-use pairs per backend (RYW_ROUNDS for more)
+ROUNDS = int(os.environ.get("RYW_ROUNDS", "30"))  # x 5 pairs = 150 create-then-use pairs per backend (RYW_ROUNDS for more)
 CLIENTS = 4
 ORIGIN = "https://shop.example"
 MAPPING = {"idField": "id", "fields": {"name": {"type": "text", "searchable": True}}}

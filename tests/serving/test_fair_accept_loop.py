@@ -105,9 +105,17 @@ def _served(writes: list[bytes], then_close: bool = True) -> tuple[bytes, int]:
     loop = FairAcceptLoop()
     sends: list[int] = []
     original = socket.socket.send
+    served: list[tuple[str, int]] = []  # the listening address: the server's side of a connection has it
 
     def counting(self: socket.socket, data: bytes, *args: int) -> int:
-        sends.append(len(data))
+        """Counts the server's sends only: the patch is process-wide, and a thread left by another
+        test in this worker may send on its own sockets meanwhile."""
+        try:
+            ours = self.getsockname() in served
+        except OSError:
+            ours = False
+        if ours:
+            sends.append(len(data))
         return original(self, data, *args)
 
     class Answer(asyncio.Protocol):
@@ -124,6 +132,7 @@ def _served(writes: list[bytes], then_close: bool = True) -> tuple[bytes, int]:
         listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listening.bind(("127.0.0.1", 0))
         listening.listen(4)
+        served.append(listening.getsockname())
         server = await loop.create_server(Answer, sock=listening)
         client = socket.create_connection(listening.getsockname())
         client.setblocking(False)
