@@ -9,16 +9,16 @@ import socket
 import sys
 import weakref
 from asyncio import selector_events
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import uvicorn
-from fastapi import FastAPI
 
-from control_plane.app import create_app
 from control_plane.migrate import upgrade
-from control_plane.shard import start_local_cluster
 from shared.settings import get_settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def serve(
@@ -39,6 +39,8 @@ def serve(
         # the workers read their settings from the environment: tell them they are several
         os.environ["SHOPSEARCH_SERVING_PROCESSES"] = str(workers)
         if settings.ray_address == "local":  # one Ray instance, here, that every worker joins
+            from control_plane.shard import start_local_cluster
+
             os.environ["SHOPSEARCH_RAY_NEAR_REPLICAS"] = str(settings.near_replicas).lower()
             os.environ["SHOPSEARCH_RAY_ADDRESS"] = start_local_cluster()
         # a starting worker imports everything (a few seconds with N at once on N cores) and a
@@ -65,6 +67,9 @@ def worker_app() -> FastAPI:
     # Searches hop between the event loop and shard threads; with the default 5 ms GIL switch
     # interval every hop can wait that long behind a CPU-bound thread. 0.5 ms keeps hops cheap.
     sys.setswitchinterval(0.0005)
+    # imported here: the supervisor of several workers never builds an app, and so never loads one
+    from control_plane.app import create_app
+
     app = create_app(get_settings())
     # Everything imported and built so far lives as long as the process: out of the garbage
     # collector's full passes, which otherwise rescan it every few seconds under indexing.

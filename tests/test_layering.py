@@ -14,7 +14,9 @@ PACKAGES = ("shared", "control_plane", "search_workers", "cli")
 CLIENT = ROOT / "clients" / "python"  # shopsearch_client, a distribution of its own
 # (module, imported): documented lazy imports (``make_host`` does not import Ray unless asked)
 LAZY = {("search_workers.hosting", "search_workers.actors.ray_host"),
-        ("control_plane.mcp.mount", "control_plane.mcp.server")}  # the MCP SDK at the first exchange
+        ("control_plane.mcp.mount", "control_plane.mcp.server"),  # the MCP SDK at the first exchange
+        # `serve`'s supervisor of several workers builds no app: only each worker imports it
+        ("cli.serve", "control_plane.app"), ("cli.serve", "control_plane.shard")}
 
 
 def _modules() -> dict[str, tuple[Path, ast.Module]]:

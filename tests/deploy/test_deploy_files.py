@@ -16,7 +16,7 @@ import functools
 import json
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ def parse_command(argv: list[str]) -> None:
     program, *args = argv
     command: Any = {"shopsearch": SHOPSEARCH, "ray": ray_cli}[program]
     name = program
-    while isinstance(getattr(command, "commands", None), dict):  # a group (click's or typer's)
+    while isinstance(getattr(command, "commands", None), Mapping):  # a group (click's, typer's, cli.main's lazy one)
         if not args:
             raise NotACommand(f"{argv}: no subcommand")
         name = args.pop(0)
