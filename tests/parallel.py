@@ -2,8 +2,8 @@
 
 ``long``: a module of tests taking tens of seconds each (real server processes, a Ray cluster, a
 fuzzer). They are collected first, so that the workers start on them and finish together, instead
-of one worker running the last long test while the other has nothing left. Modules holding an
-``exclusive`` test are collected last.
+of one worker running the last long test while the other has nothing left. ``exclusive`` tests are
+collected last, by themselves (not their modules' other tests).
 
 ``exclusive``: a test whose assertions bound a latency (a probe answering within 0.25 s while a
 hostile search runs, a sign-in burst holding nobody up) must not share the machine's 2 cores with
@@ -36,16 +36,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # stable: the long modules first, the modules holding an ``exclusive`` test last (whole, so that
-    # their module fixtures are set up once): a marked test waits for every running test to end, and
-    # among the first tests that meant a worker idle for a fuzzer's two minutes; every group keeps
-    # its own order
-    exclusive = {_module(item) for item in items if item.get_closest_marker("exclusive") is not None}
-    items.sort(key=lambda item: (item.get_closest_marker("long") is None, _module(item) in exclusive))
-
-
-def _module(item: pytest.Item) -> str:
-    return item.nodeid.partition("::")[0]
+    # stable: the long modules first, the ``exclusive`` tests last, each group in its own order. A
+    # marked test waits for the test the other worker is running to end, idle meanwhile: among the
+    # first tests that meant a fuzzer's two minutes. Its module's other tests stay where they were:
+    # when marked tests took their whole modules to the end, their unmarked long tests (a sign-in
+    # load, a Ray cluster's) were what the marked ones waited for; a module fixture is set up once
+    # more for its marked test instead (a server's start: ~5 s, beside the other worker's tests).
+    items.sort(key=lambda item: (item.get_closest_marker("exclusive") is not None,
+                                 item.get_closest_marker("long") is None))
 
 
 _ROOM = pytest.StashKey[tuple[TextIO, TextIO]]()  # (turnstile, room) of the test running in this worker

@@ -57,7 +57,7 @@ def test_a_marked_test_runs_alone_and_the_others_in_parallel(tmp_path: Path) -> 
     assert any(overlap(a, b) for i, a in enumerate(ordinary) for b in ordinary[i + 1:])
 
 
-def test_long_modules_come_first_and_modules_with_an_exclusive_test_last_in_their_order() -> None:
+def test_long_modules_come_first_and_exclusive_tests_last_in_their_order() -> None:
     from tests.parallel import pytest_collection_modifyitems
 
     class Item:
@@ -68,6 +68,7 @@ def test_long_modules_come_first_and_modules_with_an_exclusive_test_last_in_thei
             return object() if name in self.marks else None
 
     items = [Item("a", "m1"), Item("x1", "mx"), Item("x2", "mx", "exclusive"), Item("b", "m2", "long"),
-             Item("c", "m1"), Item("d", "m3", "long"), Item("x3", "mx"), Item("e", "m4")]
+             Item("c", "m1"), Item("d", "m3", "long"), Item("x3", "mx"), Item("e", "m4"),
+             Item("y", "m5", "long", "exclusive")]
     pytest_collection_modifyitems(None, items)  # type: ignore[arg-type]
-    assert [i.name for i in items] == ["b", "d", "a", "c", "e", "x1", "x2", "x3"]
+    assert [i.name for i in items] == ["b", "d", "a", "x1", "c", "x3", "e", "y", "x2"]
