@@ -39,6 +39,7 @@ from control_plane.runtime import Indexing, Runtime
 from control_plane.search.cache import AnswerCache
 from control_plane.search.service import start_search, stop_search
 from control_plane.search.state import SearchRuntime
+from control_plane.security import prepare_password_checks
 from control_plane.state import Epochs, RateLimiter, Revocations, open_state
 from control_plane.status.endpoints import router as status_router
 from control_plane.status.process import ProcessStatus
@@ -102,6 +103,7 @@ def build_runtime(settings: Settings) -> Runtime:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     install_wiring()
+    prepare_password_checks()
     logging.basicConfig(level=settings.log_level.upper())
     runtime = build_runtime(settings)
 

@@ -19,9 +19,15 @@ _hasher = PasswordHasher()
 
 @functools.cache
 def _dummy_hash() -> str:
-    """A fixed hash verified when the email is unknown, so both failures take the same time (made at
-    the first sign-in, not at import: an argon2 hash is ~0.2 s of every process's start)."""
+    """A fixed hash verified when the email is unknown, so both failures take the same time. Made by
+    :func:`prepare_password_checks` when an app is built, not at import: an argon2 hash is ~0.2 s,
+    which the CLI and ``serve``'s supervisor need not pay."""
     return _hasher.hash("not-a-real-password-0")
+
+
+def prepare_password_checks() -> None:
+    """Before the first sign-in: its unknown-email check must not be slower by the hash's making."""
+    _dummy_hash()
 
 SECRET_KEY_PREFIX = "ss_sk_"
 PUBLIC_KEY_PREFIX = "ss_pk_"
