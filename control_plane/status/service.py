@@ -83,7 +83,9 @@ async def _shared_status(runtime: Runtime, state: SharedState, local: ProcessSta
                 token = secrets.token_hex(8)
                 if state.lock(LOCK_KEY, token, LOCK_SECONDS):
                     try:
-                        return await _compute_and_store(runtime, state)
+                        # the lock's last holder may have stored its answer and let go since the look
+                        # above: computing again would run every check twice
+                        return _fresh(state.get(ANSWER_KEY)) or await _compute_and_store(runtime, state)
                     finally:
                         state.unlock(LOCK_KEY, token)
             finally:
