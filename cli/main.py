@@ -1,6 +1,6 @@
 """The ``shopsearch`` command: one Typer app, one module per command group, each imported when its
-command runs (``shopsearch tenants list`` loads neither the API nor Alembic; ``serve``'s supervisor
-not the app its workers build)."""
+command runs (``--version`` and ``--help`` load none of them; ``tenants`` does not load the API's app,
+``serve``'s supervisor not the app its workers build)."""
 
 from __future__ import annotations
 
