@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,8 @@ class RayHost(BaseHost):
     channels: bool = True
     #: seconds before a lane asks again for a channel that broke or could not be opened
     channel_retry: float = 1.0
+    #: how long a drop looks again for actors of the dropped index that still hold a name
+    drop_timeout: float = 30.0
 
     def __init__(self, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE, detached: bool = True,
                  owns_ray: bool = False) -> None:
@@ -300,14 +303,35 @@ class RayHost(BaseHost):
         await asyncio.gather(*(one(h) for h in handles))
 
     def _find(self, index_id: str, generation: int | None) -> list[Any]:
-        """Handles of every actor of the index (or generation): the ones held here plus any other named one."""
-        held = {(g, s, r): h for (i, g), rows in self._handles.items() if i == index_id and generation in (None, g)
-                for s, row in enumerate(rows) for r, h in enumerate(row)}
-        for g, s, r, name in self._named(index_id, generation):
-            if (g, s, r) not in held:
-                with contextlib.suppress(ValueError):  # died meanwhile
-                    held[(g, s, r)] = ray.get_actor(name, namespace=self.namespace)
-        return list(held.values())
+        """Handles of every actor of the index (or generation): the ones held here plus any other
+        named one (another process's, or a different actor under a held one's name)."""
+        found = [h for (i, g), rows in self._handles.items() if i == index_id and generation in (None, g)
+                 for row in rows for h in row]
+        for _, _, _, name in self._named(index_id, generation):
+            with contextlib.suppress(ValueError):  # died meanwhile
+                named = ray.get_actor(name, namespace=self.namespace)
+                if named not in found:  # handles compare by actor id
+                    found.append(named)
+        return found
+
+    async def _destroy_all(self, index_id: str, generation: int | None) -> None:
+        """Destroy every actor of the index (or generation), then look again until none holds a name:
+        only then can the same names be created afresh (``get_if_exists`` would otherwise hand back an
+        actor being killed). Bounded: a name Ray has not released by then is logged and left."""
+        deadline = time.monotonic() + self.drop_timeout
+        handles = await asyncio.to_thread(self._find, index_id, generation)
+        while handles:
+            await self._destroy(handles)
+            for key in [k for k in self._handles if k[0] == index_id and generation in (None, k[1])]:
+                del self._handles[key]
+            left = await asyncio.to_thread(self._named, index_id, generation)
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                log.warning("shard actors still named after dropping %s: %s", index_id, [n for *_, n in left])
+                return
+            await asyncio.sleep(0.2)
+            handles = await asyncio.to_thread(self._find, index_id, generation)
 
     async def drop(self, index_id: str, generation: int) -> None:
         """Delete the generation's files (each actor removes its own) and kill its actors."""
@@ -315,8 +339,7 @@ class RayHost(BaseHost):
         async with self._open_lock:
             self._specs.pop((index_id, generation), None)
             self._placed.pop((index_id, generation), None)
-            await self._destroy(await asyncio.to_thread(self._find, index_id, generation))
-            self._handles.pop((index_id, generation), None)
+            await self._destroy_all(index_id, generation)
             self._lanes.drop(index_id, generation)
             self._forget(index_id, generation)
 
@@ -326,9 +349,7 @@ class RayHost(BaseHost):
             for key in [k for k in self._specs if k[0] == index_id]:
                 del self._specs[key]
                 self._placed.pop(key, None)
-            await self._destroy(await asyncio.to_thread(self._find, index_id, None))
-            for key in [k for k in self._handles if k[0] == index_id]:
-                del self._handles[key]
+            await self._destroy_all(index_id, None)
             self._lanes.drop(index_id)
             self._forget(index_id)
 

@@ -64,10 +64,11 @@ async def test_replicas_spread_over_nodes_and_survive_kills(cluster, tmp_path):
 
         task = asyncio.create_task(loop())
         await asyncio.sleep(0.3)
-        for _ in range(100):  # shards write to disk behind memory: s2r1 must have its files to restart on
-            if (await host.replica_info("idx_c", 1))[2][1]["persistedSeq"] == LAST:
+        for _ in range(600):  # shards write to disk behind memory: s2r1 must have its files to restart on
+            if (persisted := (await host.replica_info("idx_c", 1))[2][1]["persistedSeq"]) == LAST:
                 break
             await asyncio.sleep(0.1)
+        assert persisted == LAST, "s2r1 did not write its files within a minute"
         # s1r0 loses its files and dies; s2r1 just dies (restarts on its files)
         shutil.rmtree(tmp_path / "shards" / "idx_c" / "g1" / "s1r0")
         ray.kill(await host.actor("idx_c", 1, 1, 0), no_restart=False)
