@@ -1,9 +1,10 @@
 """A pytest plugin for running the suite in pytest-xdist workers (`./dev test` runs 2).
 
 ``long``: a module of tests taking tens of seconds each (real server processes, a Ray cluster, a
-fuzzer). They are collected first, so that the workers start on them and finish together, instead
-of one worker running the last long test while the other has nothing left. ``exclusive`` tests are
-collected last, by themselves (not their modules' other tests).
+fuzzer). They are collected first, and handed out two at a time (``SCHEDULE_CHUNK``), so that both
+workers start on them and finish together, instead of one worker running the last long test while
+the other has nothing left. ``exclusive`` tests are collected last, by themselves (not their
+modules' other tests).
 
 ``exclusive``: a test whose assertions bound a latency (a probe answering within 0.25 s while a
 hostile search runs, a sign-in burst holding nobody up) must not share the machine's 2 cores with
@@ -29,10 +30,18 @@ from typing import TextIO
 
 import pytest
 
+#: tests handed to an xdist worker at a time (``--maxschedchunk``): xdist's own first hand is a quarter
+#: of a worker's share, in collection order, so one worker got every long test and the other, done
+#: with the short ones, reached the exclusive tests while the first still had minutes of long ones
+#: queued: each marked test then waited for one of them, and the tail ran one test at a time.
+SCHEDULE_CHUNK = 2
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "exclusive: bounds a latency; runs while no other xdist worker runs a test")
     config.addinivalue_line("markers", "long: tens of seconds per test; collected first")
+    if getattr(config.option, "maxschedchunk", "absent") is None:  # xdist, not set on the command line
+        config.option.maxschedchunk = SCHEDULE_CHUNK
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

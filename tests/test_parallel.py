@@ -72,3 +72,37 @@ def test_long_modules_come_first_and_exclusive_tests_last_in_their_order() -> No
              Item("y", "m5", "long", "exclusive")]
     pytest_collection_modifyitems(None, items)  # type: ignore[arg-type]
     assert [i.name for i in items] == ["b", "d", "a", "x1", "c", "x3", "e", "y", "x2"]
+
+
+SPREAD = '''
+import os, time
+from pathlib import Path
+import pytest
+
+LOG = Path(os.environ["ROOM_LOG"])
+
+@pytest.mark.long
+@pytest.mark.parametrize("k", range(4))
+def test_long(k):
+    time.sleep(0.3)
+    with LOG.open("a") as f:
+        f.write(f"long{k} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+
+@pytest.mark.parametrize("k", range(40))
+def test_short(k):
+    pass
+'''
+
+
+def test_long_tests_are_shared_by_both_workers(tmp_path: Path) -> None:
+    """xdist's first hand would give one worker the first quarter of its share: every long test."""
+    (tmp_path / "test_spread.py").write_text(textwrap.dedent(SPREAD))
+    log = tmp_path / "workers.log"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.parallel", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "-n", "2", "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path / "test_spread.py")],
+        cwd=ROOT, env={**os.environ, "ROOM_LOG": str(log), "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = [line.split()[1] for line in log.read_text().splitlines()]
+    assert len(workers) == 4 and set(workers) == {"gw0", "gw1"}, workers

@@ -207,36 +207,46 @@ def test_revocations_and_rate_limits_hold_in_every_process(server: Server) -> No
     assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
 
 
-@pytest.mark.exclusive  # bounds how long searches wait (under the retry window)
-def test_without_near_replicas_both_processes_reach_the_recreated_actors() -> None:
-    """Searches on the shard actors (``SHOPSEARCH_RAY_NEAR_REPLICAS=false``, the default when joining a
-    cluster). Every actor of the index is killed for good: the first process to search re-creates them;
-    the other must call the new actors, not the dead ones (it kept doing that: 503 after 45 s)."""
+@pytest.fixture
+def actor_served() -> Iterator[tuple[Server, dict[str, str], str]]:
+    """Two serving processes searching on the shard actors (``SHOPSEARCH_RAY_NEAR_REPLICAS=false``, the
+    default when joining a cluster) and an index of 40 lamps: the server, a secret key's headers and
+    the index's URL. Made in the test's setup, beside other tests (only the call keeps the machine)."""
     env = {"SHOPSEARCH_RAY_ADDRESS": "local", "SHOPSEARCH_RAY_NEAR_REPLICAS": "false"}
     with running_server(workers=2, extra_env=env) as server:
         tenant = make_tenant(server.database_url)
         secret = {**tenant.headers, "Cache-Control": "no-cache"}
-        http = httpx.Client(base_url=server.base, headers=secret, timeout=60)
-        created = http.post(f"/v1/projects/{tenant.project_id}/indices", json={"name": "shop", "shards": 2, "mapping": MAPPING})
-        assert created.status_code == 201, created.text
-        index_id = created.json()["id"]
-        index_url = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
-        docs = [{"id": f"p{n}", "name": f"lamp model {n}", "brand": "Acme"} for n in range(40)]
-        upload = http.post(index_url + "/documents", json=docs)
-        _wait(http, tenant.project_id, upload.json()["taskId"])
-        worker_env = _ray_worker_env(server)
-        assert worker_env and worker_env["SHOPSEARCH_RAY_NEAR_REPLICAS"] == "false"
-        lamp = {"q": "lamp", "perPage": 1}
-        assert {r.json()["total"] for r in _fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)} == {40}
-        assert _shard_actors(worker_env, index_id, "kill") == 2
+        with httpx.Client(base_url=server.base, headers=secret, timeout=60) as http:
+            created = http.post(f"/v1/projects/{tenant.project_id}/indices",
+                                json={"name": "shop", "shards": 2, "mapping": MAPPING})
+            assert created.status_code == 201, created.text
+            index_url = f"/v1/projects/{tenant.project_id}/indices/{created.json()['id']}"
+            docs = [{"id": f"p{n}", "name": f"lamp model {n}", "brand": "Acme"} for n in range(40)]
+            upload = http.post(index_url + "/documents", json=docs)
+            _wait(http, tenant.project_id, upload.json()["taskId"])
+        yield server, secret, index_url
 
-        def search(_: int) -> tuple[int, float]:
-            started = time.monotonic()
-            with httpx.Client(base_url=server.base, timeout=60) as fresh:
-                response = fresh.post(index_url + "/search", json=lamp, headers=secret)
-            return response.status_code, time.monotonic() - started
 
-        with ThreadPoolExecutor(CONNECTIONS) as pool:  # at once, on new connections: both processes
-            answered = list(pool.map(search, range(CONNECTIONS)))
-        assert {status for status, _ in answered} == {200}, answered
-        assert max(took for _, took in answered) < 10, answered  # not the retry window (15 s), thrice
+@pytest.mark.exclusive  # bounds how long searches wait (under the retry window)
+def test_without_near_replicas_both_processes_reach_the_recreated_actors(
+        actor_served: tuple[Server, dict[str, str], str]) -> None:
+    """Every actor of the index is killed for good: the first process to search re-creates them;
+    the other must call the new actors, not the dead ones (it kept doing that: 503 after 45 s)."""
+    server, secret, index_url = actor_served
+    index_id = index_url.rsplit("/", 1)[1]
+    worker_env = _ray_worker_env(server)
+    assert worker_env and worker_env["SHOPSEARCH_RAY_NEAR_REPLICAS"] == "false"
+    lamp = {"q": "lamp", "perPage": 1}
+    assert {r.json()["total"] for r in _fresh(server, "POST", index_url + "/search", json=lamp, headers=secret)} == {40}
+    assert _shard_actors(worker_env, index_id, "kill") == 2
+
+    def search(_: int) -> tuple[int, float]:
+        started = time.monotonic()
+        with httpx.Client(base_url=server.base, timeout=60) as fresh:
+            response = fresh.post(index_url + "/search", json=lamp, headers=secret)
+        return response.status_code, time.monotonic() - started
+
+    with ThreadPoolExecutor(CONNECTIONS) as pool:  # at once, on new connections: both processes
+        answered = list(pool.map(search, range(CONNECTIONS)))
+    assert {status for status, _ in answered} == {200}, answered
+    assert max(took for _, took in answered) < 10, answered  # not the retry window (15 s), thrice
