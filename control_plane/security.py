@@ -29,6 +29,7 @@ def prepare_password_checks() -> None:
     """Before the first sign-in: its unknown-email check must not be slower by the hash's making."""
     _dummy_hash()
 
+
 SECRET_KEY_PREFIX = "ss_sk_"
 PUBLIC_KEY_PREFIX = "ss_pk_"
 
