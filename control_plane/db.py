@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -97,6 +99,27 @@ def private_sqlite_file(url: str) -> None:
             os.chmod(name, 0o600)
 
 
+def use_wal(connection: sqlite3.Connection, timeout: float = 30.0) -> None:
+    """Put the connection's SQLite file in WAL mode (a property of the file: set once, and not a
+    lock taken on every connect when it is set already).
+
+    Switching needs the file to itself, and SQLite answers "database is locked" at once, without its
+    busy handler, when another process is opening or switching the same file: several serving
+    processes starting together on a new data directory. So the switch is retried until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if str(connection.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")  # an in-memory database stays "memory"
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.02)
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         private_sqlite_file(url)
@@ -106,11 +129,9 @@ def make_engine(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA busy_timeout=30000")
-            # WAL is a property of the file: set once, not a lock taken on every connect
-            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
-                cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
+            use_wal(dbapi_connection)
 
         return engine
     return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)

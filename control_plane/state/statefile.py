@@ -23,6 +23,7 @@ from pathlib import Path
 
 from limits.storage import MovingWindowSupport, Storage
 
+from control_plane.db import use_wal
 from control_plane.state.base import SharedState
 
 log = logging.getLogger("shopsearch.state")
@@ -54,7 +55,7 @@ class StateFile:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
+            use_wal(db)
             db.execute("PRAGMA synchronous=OFF")
             db.isolation_level = "IMMEDIATE"  # a transaction takes the write lock at once: no upgrade deadlocks
             self._local.db = db
