@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from loadtests import setup_tenant
+from tests.fixtures.coverage import unmeasured
 from tests.fixtures.server import ROOT
 
 DOCS = [ROOT / "loadtests" / "README.md", ROOT / "docs" / "benchmarks.md"]
@@ -47,7 +48,7 @@ def check(argv: list[str]) -> None:
     if program == "setup_tenant":
         setup_tenant.parser().parse_args(args)
         return
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOCUST_", "LOADTEST_"))}
+    env = unmeasured({k: v for k, v in os.environ.items() if not k.startswith(("LOCUST_", "LOADTEST_"))})
     result = subprocess.run([sys.executable, "-m", "locust", *args, "--list"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.coverage import unmeasured
 from tests.fixtures.server import ROOT, Server, running_server
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
@@ -44,7 +45,7 @@ def _server_env(server: Server) -> dict[str, str]:
 
 
 def run_locust(server: Server, tenant_file: Path) -> tuple[int, list[dict[str, Any]], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SHOPSEARCH_", "LOCUST_"))}
+    env = unmeasured({k: v for k, v in os.environ.items() if not k.startswith(("SHOPSEARCH_", "LOCUST_"))})
     env["LOADTEST_TENANT"] = str(tenant_file)
     command = [sys.executable, "-m", "locust", "-f", "loadtests/locustfile.py", "--headless",
                "-u", str(USERS), "-r", str(USERS), "-t", f"{RUN_SECONDS}s", "--stop-timeout", "5",
