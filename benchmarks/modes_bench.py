@@ -135,17 +135,25 @@ def paired(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
     median of those ratios: the verdict. Rounds alternate so that a drift of the machine's speed
     reaches both modes; the best of each mode's rounds can pair one mode's luckiest minute with the
     other's ordinary one (rounds of one mode differ by up to 15 % on this machine)."""
-    embedded, production = (runs[mode] for mode in MODES)
     lines = ["| phase | production / embedded, round by round | median |", "|---|---|---|"]
     medians = []
     for name in (*PHASES, "indexing"):
-        speed = (lambda r: r["indexing"]) if name == "indexing" else (lambda r, name=name: rate(r[name]))
-        ratios = [speed(p) / speed(e) if speed(e) else 0.0 for e, p in zip(embedded, production, strict=True)]
+        ratios = paired_ratios(runs, name)
         medians.append(statistics.median(ratios))
         lines.append(f"| {name} | {', '.join(f'{r:.2f}' for r in ratios)} | {medians[-1]:.2f} |")
     lines.append(f"target: production >= 0.9x embedded in every phase (median of paired rounds): "
                  f"{'met' if min(medians) >= 0.9 else 'NOT met'} (lowest {min(medians):.2f})")
     return lines
+
+
+def paired_ratios(runs: dict[str, list[dict[str, Any]]], phase: str) -> list[float]:
+    """Per round, production's speed in ``phase`` (a search phase, or ``indexing``) over embedded's."""
+
+    def speed(result: dict[str, Any]) -> float:
+        return float(result["indexing"]) if phase == "indexing" else rate(result[phase])
+
+    embedded, production = (runs[mode] for mode in MODES)
+    return [speed(p) / speed(e) if speed(e) else 0.0 for e, p in zip(embedded, production, strict=True)]
 
 
 def main() -> int:
@@ -183,11 +191,10 @@ def indexing_rounds(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Each round's indexing rates side by side, and the median of the rounds' ratios."""
     embedded, production = (runs[mode] for mode in MODES)
     lines = ["| round | embedded | PostgreSQL + Redis | ratio |", "|---|---|---|---|"]
-    ratios = []
-    for n, (e, p) in enumerate(zip(embedded, production, strict=True), 1):
-        ratios.append(p["indexing"] / e["indexing"])
+    ratios = paired_ratios(runs, "indexing")
+    for n, (e, p, ratio) in enumerate(zip(embedded, production, ratios, strict=True), 1):
         lines.append(f"| {n} | {e['indexing']:,.0f} docs/s ({e['indexing_cpu']:.2f} CPU-s/1k) | "
-                     f"{p['indexing']:,.0f} docs/s ({p['indexing_cpu']:.2f} CPU-s/1k) | {ratios[-1]:.2f} |")
+                     f"{p['indexing']:,.0f} docs/s ({p['indexing_cpu']:.2f} CPU-s/1k) | {ratio:.2f} |")
     lines.append(f"median ratio {statistics.median(ratios):.2f} over {len(ratios)} rounds (target >= 0.9)")
     return lines
 
