@@ -68,7 +68,7 @@ def page_hits(mem: MemIndex, query: Query, slots: np.ndarray, scores: np.ndarray
     for slot, slot_score in zip(slots.tolist(), scores.tolist(), strict=True):
         # decoding a document holds the GIL throughout (~30 ms for 9 MB): not started when it
         # would end past the deadline (an event-loop attempt goes to a thread instead)
-        deadline.check(len(mem.blobs[slot] or b"") / DECODE_BYTES_PER_SECOND)
+        deadline.check(mem.blobs.size(slot) / DECODE_BYTES_PER_SECOND)
         doc = mem.document(slot) or {}
         hl: dict[str, str] = {}
         for f in hl_fields:

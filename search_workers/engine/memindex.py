@@ -42,6 +42,7 @@ import orjson
 from shared.semantic import embed_text
 
 from .analysis import CHUNK_RE, TextAnalyzer, get_analyzer
+from .blobs import BlobStore
 from .embedding import embed
 from .geo import lat_key, lng_key, point_value
 from .mapping import FieldSpec, analysis_of
@@ -114,6 +115,10 @@ def _appended(view: np.ndarray, buf: np.ndarray | None, items: array) -> tuple[n
 
 
 POSITIONS = 24
+#: a field's proximity rows start this wide and widen, 8 words at a time up to POSITIONS, when a
+#: document holds more words: a brand's rows stay 8 wide, a category path's 16 (a quarter of the
+#: rows' memory in the Best Buy catalog), and 8 booleans of a row still make one uint64 to test
+POSITIONS_STEP = 8
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_F32 = np.zeros(0, dtype=np.float32)
 
@@ -137,14 +142,14 @@ class MemIndex:
         self.cap = 0
         self.n_live = 0
         self.ids: list[str | None] = []
-        self.blobs: list[bytes | None] = []
+        self.blobs = BlobStore()  # the stored documents (compressed once the shard has a few thousand)
         self.id_to_slot: dict[str, int] = {}
         self.live = np.zeros(0, dtype=bool)
         self.postings: dict[str, dict[str, Postings]] = {f: {} for f in self.searchable}
         self.lengths: dict[str, np.ndarray] = {f: np.zeros(0, np.float32) for f in self.searchable}
         self.sum_len: dict[str, float] = {f: 0.0 for f in self.searchable}
         # proximity: ids of the first POSITIONS chunk terms of each searchable field
-        self.pos: dict[str, np.ndarray] = {f: np.zeros((0, POSITIONS), np.int32) for f in self.searchable}
+        self.pos: dict[str, np.ndarray] = {f: np.zeros((0, POSITIONS_STEP), np.int32) for f in self.searchable}
         self.chunk_ids: dict[str, int] = {}
         self.kw_vals: dict[str, list[str]] = {f: [] for f in self.kw_fields}
         self.kw_ord: dict[str, dict[str, int]] = {f: {} for f in self.kw_fields}
@@ -194,7 +199,7 @@ class MemIndex:
         for f in self.searchable:
             self.lengths[f] = g(self.lengths[f], 0)
             old = self.pos[f]
-            newp = np.full((cap, POSITIONS), -1, dtype=np.int32)
+            newp = np.full((cap, old.shape[1]), -1, dtype=np.int32)
             newp[: len(old)] = old
             self.pos[f] = newp
         for f in self.kw_fields:
@@ -207,6 +212,15 @@ class MemIndex:
             column.grow(cap)
         self.cap = cap
 
+    def _widen(self, field: str, words: int) -> np.ndarray:
+        """``field``'s proximity rows made wide enough for ``words`` (see POSITIONS_STEP)."""
+        old = self.pos[field]
+        width = min(POSITIONS, -(-words // POSITIONS_STEP) * POSITIONS_STEP)
+        rows = np.full((len(old), width), -1, dtype=np.int32)
+        rows[:, : old.shape[1]] = old
+        self.pos[field] = rows
+        return rows
+
     # -- writes ----------------------------------------------------------------------------
     def delete(self, doc_id: str) -> bool:
         slot = self.id_to_slot.pop(doc_id, None)
@@ -214,7 +228,7 @@ class MemIndex:
             return False
         self.live[slot] = False
         self.n_live -= 1
-        self.blobs[slot] = None
+        self.blobs.drop(slot)
         for f in self.searchable:
             self.sum_len[f] -= float(self.lengths[f][slot])
         for column in self.vectors.values():
@@ -283,7 +297,10 @@ class MemIndex:
                     if cid is None:
                         cid = cids[m] = len(cids)
                     row.append(cid)
-                self.pos[f][slot, : len(row)] = row
+                rows = self.pos[f]
+                if len(row) > rows.shape[1]:
+                    rows = self._widen(f, len(row))
+                rows[slot, : len(row)] = row
             if other or not seen.issuperset(chunks):  # most chunks of a large shard are known
                 for chunk in chunks:
                     key = other + chunk if other else chunk
@@ -503,7 +520,7 @@ class MemIndex:
         self.live = sq(self.live, False)
         for f in self.searchable:
             self.lengths[f] = sq(self.lengths[f], 0)
-            newp = np.full((self.cap, POSITIONS), -1, dtype=np.int32)
+            newp = np.full((self.cap, self.pos[f].shape[1]), -1, dtype=np.int32)
             newp[:m] = self.pos[f][keep_idx]
             self.pos[f] = newp
         for f in self.kw_fields:
@@ -515,7 +532,7 @@ class MemIndex:
         for column in self.vectors.values():
             column.compact(keep_idx, m)
         ids = [self.ids[i] for i in keep_idx]
-        self.blobs = [self.blobs[i] for i in keep_idx]
+        self.blobs.keep(keep_idx)
         self.ids = ids
         self.id_to_slot = {d: i for i, d in enumerate(ids)}  # type: ignore[misc]
         self.n = m
@@ -524,7 +541,7 @@ class MemIndex:
 
     # -- reads -----------------------------------------------------------------------------
     def document(self, slot: int) -> dict | None:
-        blob = self.blobs[slot]
+        blob = self.blobs.get(slot)
         return None if blob is None else orjson.loads(blob)
 
     def cached(self, key: tuple) -> tuple[dict, object]:
@@ -596,7 +613,7 @@ class MemIndex:
             for p in self.postings[f].values():
                 total += p.docs.nbytes + p.tfs.nbytes + 120
             total += self.lengths[f].nbytes + self.pos[f].nbytes
-        total += sum(len(b) + 40 for b in self.blobs if b is not None)
+        total += self.blobs.memory_bytes()
         for f in self.kw_fields:
             total += self.kw_ps[f].nbytes + self.kw_po[f].nbytes + self.kw_first[f].nbytes
         total += sum(a.nbytes for a in self.num.values()) + sum(a.nbytes for a in self.boo.values())

@@ -279,7 +279,7 @@ class ShardEngine:
                 self._persister.release(self.path)
             self._persister = get_persister()
         mem = self._mem
-        docs = [(doc_id, blob) for doc_id, slot in mem.id_to_slot.items() if (blob := mem.blobs[slot]) is not None]
+        docs = [(doc_id, blob) for doc_id, slot in mem.id_to_slot.items() if (blob := mem.blobs.get(slot)) is not None]
         seq = self._applied_seq
         snapshot.discard(self.path)
         if self._ix is not None:

@@ -20,7 +20,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from . import analysis, memindex, values, vectors
+from . import analysis, blobs, memindex, values, vectors
 from .memindex import MemIndex
 
 log = logging.getLogger("shopsearch.engine")
@@ -34,7 +34,7 @@ MAX_DEAD_SHARE = 0.2
 def _code_version() -> str:
     """Structures built by other analysis or index code are not reused: the sources are hashed."""
     digest = hashlib.blake2b(digest_size=12)
-    for module in (analysis, memindex, values, vectors):
+    for module in (analysis, blobs, memindex, values, vectors):
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()
 

@@ -7,8 +7,9 @@ import pickle
 import numpy as np
 
 from search_workers.engine.analysis import get_analyzer
+from search_workers.engine.candidates import phrase_postings
 from search_workers.engine.mapping import compile_mapping
-from search_workers.engine.memindex import MemIndex
+from search_workers.engine.memindex import POSITIONS, MemIndex
 
 MAPPING = {
     "idField": "id",
@@ -66,3 +67,30 @@ def test_pickled_postings_keep_no_spare_room():
     again = pickle.loads(pickle.dumps(p))
     assert np.array_equal(again.docs, p.docs) and np.array_equal(again.tfs, p.tfs)
     assert again._bd is None and again.pi == -1 and len(pickle.dumps(p)) < 800 * 8 + 1000
+
+
+def test_proximity_rows_widen_with_the_longest_field_and_keep_earlier_rows():
+    """A field's rows are as wide as its longest document needs (8 words at a time, up to
+    POSITIONS): short fields take a third of the memory, and widening keeps every row."""
+    mem = _mem()
+    mem.add("a", {"title": "red wireless charger", "brand": "acme"})
+    mem.finalize()
+    assert mem.pos["title"].shape[1] == 8 and mem.pos["brand"].shape[1] == 8
+    first = mem.pos["title"][0, :3].tolist()
+    long_title = " ".join(f"w{i}" for i in range(13)) + " wireless charger"
+    mem.add("b", {"title": long_title, "brand": "acme"})
+    mem.finalize()
+    assert mem.pos["title"].shape[1] == 16 and mem.pos["brand"].shape[1] == 8
+    assert mem.pos["title"][0, :3].tolist() == first and (mem.pos["title"][0, 3:] == -1).all()
+    mem.add("c", {"title": " ".join(f"x{i}" for i in range(40)), "brand": "acme"})
+    mem.finalize()
+    assert mem.pos["title"].shape[1] == POSITIONS
+    assert (mem.pos["title"][2] >= 0).all()  # the first POSITIONS words
+    phrase = phrase_postings(mem, "title", ("wireless", "charger"))
+    assert phrase is not None and phrase.docs.tolist() == [0, 1]
+    for i in range(3):
+        mem.add(f"pad{i}", {"title": "pad", "brand": "acme"})
+    mem.finalize()
+    mem.delete("a")
+    mem.compact()
+    assert mem.pos["title"].shape[1] == POSITIONS and mem.pos["title"][0, 13] == mem.chunk_ids["wireless"]
