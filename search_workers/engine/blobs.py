@@ -5,60 +5,70 @@ a shard keeps each document's JSON. A product's JSON is short (~600 bytes in the
 and much of it repeats from one product to the next (field names, brands, category paths): zlib
 alone keeps 65 % of it, zstd with a 64 KiB dictionary trained on the shard's first documents keeps
 28-31 % (measured on 50,000 products, docs/benchmarks.md), for ~2.5 us to compress and ~1 us to
-decompress a document: a page of 20 hits costs ~25 us more. zstd's output, like orjson's, is a
-buffer sized for the worst case: kept as it is, 50,000 compressed documents held more memory than
-the raw ones (34 MiB against 30), so each is copied to its exact length (``exact_bytes``).
+decompress a document: a page of 20 hits costs ~25 us more.
 
 Until :data:`TRAIN_AT` documents have arrived they are kept as they are (a small shard gains
 little); the dictionary is then trained once for the store's life (a generation: a reindex or a
 rebuild trains a new one) and the documents held so far are compressed with it.
+
+The documents lie end to end in one buffer (a ``bytearray``, offsets and lengths in two arrays),
+not one ``bytes`` object each: 50,000 small objects cost 41 bytes of header each, and, allocated
+among the objects of the generation a reindex replaces, kept that generation's memory pages from
+being given back.
 """
 
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import zstandard
 
-from .values import exact_bytes
-
 #: documents kept uncompressed before the dictionary is trained on them
 TRAIN_AT = 2000
 DICT_BYTES = 64 * 1024
 LEVEL = 3
+_GONE = -1  # the length of a deleted document
 
 
 class BlobStore:
-    """Documents by slot (``None``: deleted). ``get`` returns the document's bytes as added."""
+    """Documents by slot (``None``: deleted). ``get`` returns the document's bytes as added.
 
-    __slots__ = ("_blobs", "_dict", "_cctx", "_dctx", "_lock")
+    One lock around every use of the buffer and the zstd contexts: a context serves one call at a
+    time, and a buffer with a reader's view on it cannot grow. (Searches read under the shard's read
+    lock, writers add under it; rewriting the shard's files reads without it.)"""
+
+    __slots__ = ("_data", "_start", "_len", "_dict", "_cctx", "_dctx", "_lock", "_train_at")
 
     def __init__(self) -> None:
-        self._blobs: list[bytes | None] = []
+        self._data = bytearray()
+        self._start = array("q")
+        self._len = array("i")
         self._dict: zstandard.ZstdCompressionDict | None = None
         self._cctx: zstandard.ZstdCompressor | None = None
         self._dctx: zstandard.ZstdDecompressor | None = None
-        # a zstd context serves one call at a time; searches decode pages while a writer adds
         self._lock = threading.Lock()
+        self._train_at = 0  # after a training that failed: the count to try again at
 
     def __len__(self) -> int:
-        return len(self._blobs)
+        return len(self._len)
 
     @property
     def compressed(self) -> bool:
         return self._dict is not None
 
     def append(self, blob: bytes) -> None:
-        if self._cctx is not None:
-            with self._lock:
+        with self._lock:
+            if self._cctx is not None:
                 blob = self._cctx.compress(blob)
-            self._blobs.append(exact_bytes(blob))
-            return
-        self._blobs.append(blob)
-        if len(self._blobs) >= TRAIN_AT:
+            self._start.append(len(self._data))
+            self._len.append(len(blob))
+            self._data += blob
+            train = self._cctx is None and len(self._len) >= max(TRAIN_AT, self._train_at)
+        if train:
             self._train()
 
     def extend(self, blobs: Iterable[bytes]) -> None:
@@ -67,42 +77,72 @@ class BlobStore:
 
     def get(self, slot: int) -> bytes | None:
         with self._lock:
-            blob = self._blobs[slot]
-            if blob is None or self._dctx is None:
-                return blob
-            return self._dctx.decompress(blob)
+            n = self._len[slot]
+            if n == _GONE:
+                return None
+            start = self._start[slot]
+            with memoryview(self._data) as view:
+                held = view[start:start + n]
+                return held.tobytes() if self._dctx is None else self._dctx.decompress(held)
 
     def size(self, slot: int) -> int:
         """The document's length as added (0 when deleted), without decompressing it."""
         with self._lock:
-            blob = self._blobs[slot]
-            if blob is None:
+            n = self._len[slot]
+            if n == _GONE:
                 return 0
-            return len(blob) if self._dctx is None else zstandard.frame_content_size(blob)
+            if self._dctx is None:
+                return n
+            start = self._start[slot]
+            with memoryview(self._data) as view:
+                return zstandard.frame_content_size(view[start:start + n])
 
     def drop(self, slot: int) -> None:
-        self._blobs[slot] = None
+        """Forget the document (its bytes stay in the buffer until :meth:`keep`)."""
+        with self._lock:
+            self._len[slot] = _GONE
 
     def keep(self, slots: np.ndarray) -> None:
         """Keep only ``slots`` (ascending), renumbered from 0 (the index's compaction)."""
-        blobs = self._blobs
-        self._blobs = [blobs[i] for i in slots.tolist()]
+        with self._lock:
+            data, start, length = bytearray(), array("q"), array("i")
+            with memoryview(self._data) as view:
+                for slot in slots.tolist():
+                    n = self._len[slot]
+                    start.append(len(data))
+                    length.append(n)
+                    if n != _GONE:
+                        data += view[self._start[slot]:self._start[slot] + n]
+            self._data, self._start, self._len = data, start, length
 
     def memory_bytes(self) -> int:
-        held = sum(len(b) + 33 for b in self._blobs if b is not None) + 8 * len(self._blobs)
+        held = len(self._data) + 12 * len(self._len)
         return held + (DICT_BYTES if self._dict is not None else 0)
 
     def _train(self) -> None:
-        samples: list[bytes | bytearray | memoryview] = [b for b in self._blobs if b]
+        with self._lock:
+            samples: list[bytes | bytearray | memoryview] = [
+                bytes(self._data[s:s + n]) for s, n in zip(self._start, self._len, strict=True) if n > 0]
         try:
             trained = zstandard.train_dictionary(DICT_BYTES, samples, level=LEVEL)
-        except zstandard.ZstdError:  # too few or too alike to learn from: later documents retry
+        except zstandard.ZstdError:  # too little to learn from: tried again at twice the documents
+            self._train_at = 2 * len(self._len)
             return
         with self._lock:
             self._use(trained)
             cctx = self._cctx
             assert cctx is not None
-            self._blobs = [None if b is None else exact_bytes(cctx.compress(b)) for b in self._blobs]
+            data, start, length = bytearray(), array("q"), array("i")
+            with memoryview(self._data) as view:
+                for s, n in zip(self._start, self._len, strict=True):
+                    start.append(len(data))
+                    if n == _GONE:
+                        length.append(_GONE)
+                        continue
+                    packed = cctx.compress(view[s:s + n])
+                    length.append(len(packed))
+                    data += packed
+            self._data, self._start, self._len = data, start, length
 
     def _use(self, trained: zstandard.ZstdCompressionDict) -> None:
         """Compress and decompress with ``trained`` from now on (the lock held, or not yet shared)."""
@@ -112,13 +152,16 @@ class BlobStore:
                                               write_content_size=True, write_dict_id=False)
         self._dctx = zstandard.ZstdDecompressor(dict_data=trained)
 
-    # a snapshot (snapshot.py) pickles the blobs and the dictionary's bytes; contexts are rebuilt
+    # a snapshot (snapshot.py) pickles the buffer, its offsets and the dictionary's bytes; the
+    # contexts are rebuilt
     def __getstate__(self) -> dict[str, Any]:
-        return {"blobs": self._blobs, "dict": None if self._dict is None else self._dict.as_bytes()}
+        return {"data": self._data, "start": self._start, "len": self._len,
+                "dict": None if self._dict is None else self._dict.as_bytes()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._blobs = state["blobs"]
+        self._data, self._start, self._len = state["data"], state["start"], state["len"]
         self._dict = self._cctx = self._dctx = None
         self._lock = threading.Lock()
+        self._train_at = 0
         if state["dict"] is not None:
             self._use(zstandard.ZstdCompressionDict(state["dict"]))

@@ -109,3 +109,21 @@ def test_files_rewritten_from_memory_hold_the_documents(products, tmp_path, monk
     finally:
         reopened.close()
 
+
+
+def test_too_little_to_train_on_keeps_documents_as_they_are(monkeypatch):
+    """A dictionary needs more than a handful of documents: training is tried again at twice the
+    count, and meanwhile every document comes back as added."""
+    monkeypatch.setattr(blobs, "TRAIN_AT", 2)
+    trained = []
+    train = blobs.zstandard.train_dictionary
+    monkeypatch.setattr(blobs.zstandard, "train_dictionary",
+                        lambda *a, **k: trained.append(len(a[1])) or train(*a, **k))
+    store = BlobStore()
+    raw = [b'{"id": "%d"}' % i for i in range(20)]
+    store.extend(raw[:7])  # zstd wants 8 samples or more
+    assert not store.compressed and trained == [2, 4]
+    assert [store.get(i) for i in range(7)] == raw[:7] and store.size(3) == len(raw[3])
+    store.extend(raw[7:])
+    assert store.compressed and trained == [2, 4, 8]
+    assert [store.get(i) for i in range(20)] == raw and store.size(13) == len(raw[13])
