@@ -7,7 +7,8 @@ Buy catalog with the storefront mapping, in pages of 500 as a catch-up feeds it.
 
 * **one at a time**: build a generation, drop it, build the next (what memory returns when no
   generation overlaps another);
-* **overlapping**, as a reindex does: build generation N+1 while N is alive, then drop N.
+* **overlapping**, as a reindex does: build generation N+1 while N is alive, then drop N, then pack
+  N+1's postings (``ShardEngine.settle``, what ``LocalHost.drop`` does after dropping N).
 
 After each step the process's RSS, glibc's heap as it sees it (``mallinfo2``: in use, free inside its
 arenas, in separate mmaps) and pymalloc's blocks. Dropping calls what the hosts call
@@ -98,6 +99,9 @@ def main() -> int:
         del following
         release_freed_memory()
         print(line(f"generation {n - 1} dropped", base))
+        current._mem.settle()
+        release_freed_memory()
+        print(line(f"generation {n} settled", base))
     return 0
 
 

@@ -161,6 +161,10 @@ class LocalHost(BaseHost):
             self._forget(index_id, generation)
             if self.durable:
                 await self._run(shutil.rmtree, str(self.shards_dir / index_id / f"g{generation}"), True)
+            # the generation that replaced it was built among its memory: packed now, the pages of
+            # both can be given back (a reindex kept ~20 % more memory than a first indexing)
+            kept = [rep for key, rep in self._replicas.items() if key[0] == index_id]
+        await asyncio.gather(*(self._run(rep.settle) for rep in kept))
         await self._run(release_freed_memory)
 
     async def drop_index(self, index_id: str) -> None:

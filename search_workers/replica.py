@@ -91,6 +91,12 @@ class ShardReplica:
                 e.apply(changes)
             return e.applied_seq
 
+    def settle(self) -> None:
+        """See :meth:`ShardEngine.settle`."""
+        e = self.engine
+        if e is not None:
+            e.settle()
+
     def close(self, snapshot: bool = True) -> None:
         with self._lock:
             if self.engine is not None:

@@ -539,6 +539,29 @@ class MemIndex:
         self.n_live = m
         self.version += 1
 
+    def settle(self) -> None:
+        """Each field's postings moved into two contiguous arrays (slots, frequencies), without
+        spare room; each term's ``docs``/``tfs`` become views of them, with the same content.
+
+        A generation built page by page holds its postings in thousands of medium-sized buffers
+        spread through the allocator's heap, among those of the generation it replaces: once that
+        one is dropped, its pages could not be given back around them. Moved into two large arrays
+        (their own memory maps), every small buffer is freed at once. Readers see the same numbers
+        throughout; the caller holds the write lock (no append meanwhile). A term's next append
+        copies it into a buffer of its own again (:meth:`Postings.extend`)."""
+        for plist in self.postings.values():
+            terms = list(plist.values())
+            if not terms:
+                continue
+            docs = np.concatenate([p.docs for p in terms])
+            tfs = np.concatenate([p.tfs for p in terms])
+            start = 0
+            for p in terms:
+                end = start + len(p.docs)
+                p.docs, p.tfs = docs[start:end], tfs[start:end]
+                p._bd = p._bt = None
+                start = end
+
     # -- reads -----------------------------------------------------------------------------
     def document(self, slot: int) -> dict | None:
         blob = self.blobs.get(slot)

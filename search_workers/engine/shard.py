@@ -343,6 +343,14 @@ class ShardEngine:
         finally:
             self._lock.release()
 
+    def settle(self) -> None:
+        """Pack the postings into a few large arrays (``MemIndex.settle``: once the generation it
+        replaced is dropped, so that the allocator can give that one's pages back). Searches go on:
+        they read the same numbers from the packed arrays; writers wait."""
+        with self._write_lock:
+            if not self._closed:
+                self._mem.settle()
+
     def memory_bytes(self) -> int:
         """Rough size of the in-memory structures (for monitoring)."""
         return self._mem.memory_bytes()

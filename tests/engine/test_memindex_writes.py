@@ -94,3 +94,24 @@ def test_proximity_rows_widen_with_the_longest_field_and_keep_earlier_rows():
     mem.delete("a")
     mem.compact()
     assert mem.pos["title"].shape[1] == POSITIONS and mem.pos["title"][0, 13] == mem.chunk_ids["wireless"]
+
+
+def test_settled_postings_are_views_of_one_array_and_grow_again():
+    """``settle`` packs a field's postings into one array per column (the same numbers, no spare
+    room); the next batch copies a term it extends into a buffer of its own."""
+    mem = _mem()
+    for batch in range(4):
+        for i in range(30):
+            mem.add(f"{batch}-{i}", {"title": f"common word{i % 7} batch{batch}", "brand": "acme"})
+        mem.finalize()
+    held = {t: (p.docs.tolist(), p.tfs.tolist()) for t, p in mem.postings["title"].items()}
+    assert any(p._bd is not None for p in mem.postings["title"].values())
+    mem.settle()
+    plist = mem.postings["title"]
+    assert {t: (p.docs.tolist(), p.tfs.tolist()) for t, p in plist.items()} == held
+    assert len({id(p.docs.base) for p in plist.values()}) == 1 and all(p._bd is None for p in plist.values())
+    word0 = plist["word0"].docs
+    mem.add("new", {"title": "common fresh", "brand": "acme"})
+    mem.finalize()
+    assert plist["common"].docs.tolist() == [*held["common"][0], 120]
+    assert plist["word0"].docs is word0 and word0.tolist() == held["word0"][0]  # its neighbour untouched

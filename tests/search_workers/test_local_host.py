@@ -222,8 +222,17 @@ async def test_a_dropped_generation_gives_its_memory_back(tmp_path, monkeypatch)
     await host.open(ShardSpec("idx_m", 1, 2, 1, MAPPING, "en"))
     await feed(host, "idx_m", 1, 2, SOURCE[:20], after_seq=0)
     await host.open(ShardSpec("idx_m", 2, 2, 1, MAPPING, "en"))
+    await feed(host, "idx_m", 2, 2, SOURCE[:10], after_seq=0)
+    await feed(host, "idx_m", 2, 2, SOURCE[10:20], after_seq=10)  # two pages: buffers with room
+    before = await host.search("idx_m", 2, Q(q="", limit=50))
     await host.drop("idx_m", 1)
     assert released == [(("idx_m", 2), ("idx_m", 2))]  # after the old generation's replicas closed
+    # the generation kept is packed first: each field's postings views of one array
+    for key, rep in host._replicas.items():
+        for plist in rep.engine._mem.postings.values():
+            assert len({id(p.docs.base) for p in plist.values()}) <= 1, key
+    after = await host.search("idx_m", 2, Q(q="", limit=50))
+    assert [h.id for h in after.hits] == [h.id for h in before.hits] and after.total == 20
     await host.drop_index("idx_m")
     assert released[-1] == ()
     await host.close()
