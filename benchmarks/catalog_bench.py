@@ -1,6 +1,6 @@
 """How search, indexing and memory follow the catalog's size (issue 34): one command, one table.
 
-    python -m benchmarks.catalog_bench [--docs 1000000] [--shards 2] [--seconds 15] [--reindexes 1]
+    python -m benchmarks.catalog_bench [--docs 1000000] [--shards 2] [--seconds 15] [--reindexes 1] [--workers N]
 
 Against ``shopsearch serve`` on the embedded default with its default serving processes: the Best
 Buy catalog recombined to ``--docs`` products (``common.expand``) uploaded into ``--shards`` shards of
@@ -44,6 +44,7 @@ def main() -> int:
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each search phase")
     parser.add_argument("--reindexes", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None, help="serve --workers (default: serve's own)")
     args = parser.parse_args()
 
     docs = expand(args.docs)
@@ -52,7 +53,7 @@ def main() -> int:
     mix = real_mix(20_000)
     rows: list[tuple[str, str]] = []
     failed = False
-    with running_server() as server:
+    with running_server(workers=args.workers) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         client = api(server.base, tenant)
         started = time.perf_counter()
@@ -102,7 +103,8 @@ def main() -> int:
         rows.append(("memory, indexed → after the searches → after each reindex", f"{memory} GiB"))
         client.close()
 
-    print(f"\n== {args.docs:,} products, {args.shards} shards, 3-facet storefront profile, embedded default")
+    processes = "serve's default serving processes" if args.workers is None else f"{args.workers} serving process(es)"
+    print(f"\n== {args.docs:,} products, {args.shards} shards, 3-facet storefront profile, embedded default, {processes}")
     print(f"| | {args.docs:,} products |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
