@@ -24,11 +24,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from control_plane.document import replicas
 from control_plane.document import service as documents
 from control_plane.index import service as indices
 from control_plane.runtime import Runtime
 from control_plane.serving.follower import Follower, SyncState, take_primary
-from control_plane.shard import ShardBridge, catch_up, near_bridge
+from control_plane.shard import ShardBridge, near_bridge
 from control_plane.shard.feed import Feed, RowSource
 from control_plane.task.runner import TaskRunner
 from shared.contract import ShardSpec
@@ -60,11 +61,7 @@ def open_serving_generations(runtime: Runtime, bridge: ShardBridge) -> None:
         specs = [i.shard_spec() for i in indices.all_indices(db)]
     for spec in specs:
         try:
-            bridge.open(spec)
-            with documents.serving_feed(runtime.sessions, spec.index_id) as feed:
-                if feed is not None and bridge.missing(spec.index_id, spec.generation, feed.seq):
-                    catch_up(bridge, feed.rows, index_id=spec.index_id, generation=spec.generation,
-                             shards=spec.shards, upto=feed.seq, flush_seq=feed.flush_seq)
+            replicas.catch_up_serving(runtime.sessions, bridge, spec)
         except Exception:  # noqa: BLE001 - one broken index must not stop the others
             log.warning("opening index %s failed", spec.index_id, exc_info=True)
     drop_unused_generations(runtime, bridge)

@@ -16,7 +16,7 @@ from control_plane.access import registry as access
 from control_plane.analytics import maintenance as analytics_tasks
 from control_plane.api_key import repository as api_keys
 from control_plane.auth import repository as auth
-from control_plane.document import feed_sync, rebuild
+from control_plane.document import feed_sync, rebuild, replicas
 from control_plane.document import repository as documents
 from control_plane.document import tasks as document_tasks
 from control_plane.index import repository as indices
@@ -60,6 +60,7 @@ TASK_MODULES = (
     document_tasks.TASKS,  # documents.upsert/delete/flush; expires idle replace sessions
     rebuild.TASKS,  # index.reindex, mapping.update, replace.commit
     feed_sync.TASKS,  # feed.sync; schedules syncs
+    replicas.TASKS,  # watches the nodes: re-creates, moves and re-feeds replicas
     serving_tasks.TASKS,  # forgets serving processes gone for good
     analytics_tasks.TASKS,  # analytics retention
 )

@@ -94,6 +94,8 @@ class ShardHost(Protocol):
     async def drop_index(self, index_id: str) -> None: ...
     async def stored_generations(self) -> dict[str, set[int]]: ...
     async def persist_failures(self) -> list[str]: ...
+    async def nodes(self) -> list[str] | None: ...
+    async def rebalance(self, index_id: str, generation: int) -> list[tuple[int, int]]: ...
     async def healthy(self) -> bool: ...
     async def close(self) -> None: ...
 
@@ -295,6 +297,17 @@ class BaseHost:
     async def persist_failures(self) -> list[str]:
         """``"<index>/g<gen>/s<shard>r<replica>: <why>"`` for every replica here whose disk refuses
         writes (it serves from memory and retries); none by default."""
+        return []
+
+    async def nodes(self) -> list[str] | None:
+        """The ids of the alive nodes replicas are placed on; ``None`` for a host without nodes
+        (in-process replicas)."""
+        return None
+
+    async def rebalance(self, index_id: str, generation: int) -> list[tuple[int, int]]:
+        """Move replicas of an opened generation onto nodes that hold too few (one that joined);
+        the moved ``(shard, replica)``, which start empty: re-feed them (:meth:`missing`). None
+        move by default (a host without nodes)."""
         return []
 
     async def search_here(self, index_id: str, generation: int, query: Query) -> Answer | None:

@@ -22,7 +22,15 @@ from search_workers.engine import EngineError, ShardEngine
 from shared.contract import Answer, Change, Query
 
 
+class ReplicaRetired(RuntimeError):
+    """The replica is moving to another node (:meth:`ShardReplica.retire`): a host treats it as
+    down and asks another replica of the shard (unlike a dropped one's ``SHARD_DROPPED``, which
+    means the whole generation is going)."""
+
+
 class ShardReplica:
+    retired = False
+
     def __init__(self, path: str, mapping: dict[str, Any], language: str = "en", durable: bool = True) -> None:
         self.path = os.fspath(path)
         self.mapping = mapping
@@ -33,6 +41,8 @@ class ShardReplica:
         self.engine: ShardEngine | None = ShardEngine(self.path, mapping, language, durable=durable)
 
     def _engine(self) -> ShardEngine:
+        if self.retired:
+            raise ReplicaRetired(self.path)
         e = self.engine
         if e is None:
             raise EngineError("shard replica was dropped", "SHARD_DROPPED")
@@ -109,6 +119,12 @@ class ShardReplica:
         if self.durable:
             with self._lock:
                 shutil.rmtree(self.path, ignore_errors=True)
+
+    def retire(self) -> None:
+        """Answer every call from now on with :class:`ReplicaRetired`, and delete the files (the
+        replica is re-created on another node; its actor is killed next)."""
+        self.retired = True
+        self.destroy()
 
 
 def ray_node_id() -> str | None:

@@ -167,6 +167,16 @@ class ShardBridge:
 
         return self._run(run())
 
+    # ------------------------------------------------------------------ placement
+    def nodes(self) -> list[str] | None:
+        """The alive nodes the replicas are placed on (``None``: in-process replicas, no nodes)."""
+        return self._run(self.host.nodes())
+
+    def rebalance(self, index_id: str, generation: int) -> list[tuple[int, int]]:
+        """Move replicas of an opened generation onto nodes that hold too few; the moved
+        ``(shard, replica)``, empty until re-fed (:func:`~control_plane.shard.feed.catch_up`)."""
+        return self._run(self.host.rebalance(index_id, generation))
+
     # ------------------------------------------------------------------ reads
     async def search(self, index_id: str, generation: int, query: Query) -> Answer:
         """A search from any event loop: in-process, run right here while it is cheap; else

@@ -40,6 +40,12 @@ def live_runners(db: Session, now: float | None = None) -> int:
     return repository.runners_since(db, (time.time() if now is None else now) - LIVE_SECONDS)
 
 
+def leader(db: Session, now: float | None = None) -> str | None:
+    """The live runner that runs the watch jobs (the one whose id sorts first): those act on the
+    whole cluster, and two at once would undo each other's work."""
+    return repository.first_runner_since(db, (time.time() if now is None else now) - LIVE_SECONDS)
+
+
 def report_disk(state: SharedState, failures: list[str]) -> None:
     """Say that these replicas' disk refuses writes (nothing when the list is empty: it expires)."""
     if not failures:

@@ -77,10 +77,14 @@ class TaskModule:
     types: tuple[TaskType, ...] = ()
     #: jobs the runner runs every ``MAINTENANCE_SECONDS`` (expired sessions, scheduled feeds)
     maintenance: tuple[Maintenance, ...] = ()
+    #: jobs the runner runs every ``WATCH_SECONDS`` on a thread of their own (cheap unless what they
+    #: watch changed: the nodes replicas are placed on)
+    watches: tuple[Maintenance, ...] = ()
 
 
 TASK_TYPES: dict[str, TaskType] = {}
 MAINTENANCE: list[Maintenance] = []
+WATCHES: list[Maintenance] = []
 
 
 def install(modules: tuple[TaskModule, ...]) -> None:
@@ -89,3 +93,4 @@ def install(modules: tuple[TaskModule, ...]) -> None:
     for module in modules:
         TASK_TYPES.update((task_type.name, task_type) for task_type in module.types)
         MAINTENANCE.extend(fn for fn in module.maintenance if fn not in MAINTENANCE)
+        WATCHES.extend(fn for fn in module.watches if fn not in WATCHES)

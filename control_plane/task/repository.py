@@ -142,6 +142,11 @@ def runners_since(db: Session, since: float) -> int:
     return int(db.scalar(select(func.count()).select_from(TaskRunnerBeat).where(TaskRunnerBeat.heartbeat_at >= since)) or 0)
 
 
+def first_runner_since(db: Session, since: float) -> str | None:
+    """The id that sorts first among the runners heard from at or after ``since``."""
+    return db.scalar(select(func.min(TaskRunnerBeat.id)).where(TaskRunnerBeat.heartbeat_at >= since))
+
+
 # --------------------------------------------------------------------------- the queue's claims and leases
 def _claimable(now: datetime) -> ColumnElement[bool]:
     """Waiting, or leased by a runner whose lease ran out."""

@@ -26,7 +26,7 @@ from control_plane.shard import HostError, ShardBridge
 from control_plane.state import Epochs, SharedState, open_state
 from control_plane.task import heartbeats, owners, queue
 from control_plane.task.queue import Claim, LeaseLost, TaskCanceled, TaskFailed, TaskRetry
-from control_plane.task.registry import MAINTENANCE, TASK_TYPES, TaskContext
+from control_plane.task.registry import MAINTENANCE, TASK_TYPES, WATCHES, TaskContext
 from control_plane.task.service import add_waker, remove_waker
 from shared.settings import Settings
 
@@ -34,6 +34,7 @@ log = logging.getLogger("shopsearch.tasks")
 
 MAX_ATTEMPTS = 50
 MAINTENANCE_SECONDS = 30.0
+WATCH_SECONDS = 2.0
 
 
 class TaskRunner:
@@ -70,6 +71,8 @@ class TaskRunner:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._last_maintenance = 0.0
+        self._last_watch = 0.0
+        self._watching: threading.Thread | None = None
         self._last_beat = 0.0
         self._last_disk_check = 0.0
 
@@ -93,6 +96,9 @@ class TaskRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._watching is not None:
+            self._watching.join(timeout)
+            self._watching = None
         try:  # the status route sees at once that this runner is gone
             with self.sessions.begin() as db:
                 heartbeats.forget(db, self.owner)
@@ -142,6 +148,7 @@ class TaskRunner:
                 self._maybe_beat()
                 self._maybe_check_disk()
                 self._maybe_maintain()
+                self._maybe_watch()
                 claimed = self._claim_some()
                 if failing_since:
                     log.warning("claiming tasks works again after %.1f s", time.monotonic() - failing_since)
@@ -315,6 +322,30 @@ class TaskRunner:
                 fn(self.sessions, self.bridge)
             except Exception:  # noqa: BLE001
                 log.warning("maintenance %s failed", getattr(fn, "__name__", fn), exc_info=True)
+
+    def _maybe_watch(self) -> None:
+        """The watch jobs, in the leading runner only (:func:`heartbeats.leader`), on a thread of their
+        own, one round at a time: a round that has work to do (re-feeding replicas after a node left)
+        holds up no claim."""
+        if (not self.maintenance or not WATCHES or time.monotonic() - self._last_watch < WATCH_SECONDS
+                or (self._watching is not None and self._watching.is_alive())):
+            return
+        self._last_watch = time.monotonic()
+        with self.sessions() as db:
+            if heartbeats.leader(db) != self.owner:
+                return
+
+        def watch() -> None:
+            for fn in WATCHES:
+                if self._stop.is_set():
+                    return
+                try:
+                    fn(self.sessions, self.bridge)
+                except Exception:  # noqa: BLE001 - run again in WATCH_SECONDS
+                    log.warning("watch %s failed", getattr(fn, "__name__", fn), exc_info=True)
+
+        self._watching = threading.Thread(target=watch, name="task-watch", daemon=True)
+        self._watching.start()
 
 
 def _final_details(details: dict[str, Any]) -> dict[str, Any]:

@@ -10,9 +10,16 @@ plus re-creation: a replica whose node left the cluster cannot be restarted by R
 affinity, so the host re-creates it on :func:`replacement_node`, where it starts empty and is
 re-fed from the database.
 
-Placement is static: ``num_cpus=0`` actors, so Ray does not balance them by load; a node that
-leaves costs its replicas a rebuild from the database; a hot shard cannot be split (resharding is a
-full rebuild).
+Every process that re-creates a replica picks the node with :func:`replacement_node` from where the
+index's other replicas are at that moment (the replicas say: ``info()["nodeId"]``), so two processes
+reviving the same replica pick the same node. A node that joins takes replicas through
+:func:`rebalance_moves` (run by the control plane's replica keeper): a moved replica is re-created
+on its new node by the same rule, empty, and re-fed from the database, while its shard's other
+replicas serve.
+
+Placement is otherwise static: ``num_cpus=0`` actors, so Ray does not balance them by load; a node
+that leaves costs its replicas a rebuild from the database; a hot shard cannot be split (resharding
+is a full rebuild).
 """
 
 from __future__ import annotations
@@ -50,3 +57,55 @@ def replacement_node(placed: dict[tuple[int, int], str | None], shard_no: int, r
         if n in load and (s, r) != (shard_no, replica_no):
             load[n] += 1
     return min(nodes, key=lambda n: (n in siblings, load[n], n))
+
+
+def rebalance_moves(placed: dict[tuple[int, int], str | None], nodes: list[str],
+                    movable: set[int]) -> list[tuple[tuple[int, int], str]]:
+    """``[((shard, replica), node)]``: replicas to re-create elsewhere, at most one per shard and
+    only of ``movable`` shards (every replica up and current: the others serve while the moved one
+    is re-fed). First a replica that shares its node with another replica of its shard, when a node
+    without one is alive; then, while the alive node holding most replicas of the index holds two more
+    than another, one of its replicas. Each goes where :func:`replacement_node` would re-create it."""
+    placed = dict(placed)
+    moves: list[tuple[tuple[int, int], str]] = []
+
+    def move(key: tuple[int, int], node: str) -> None:
+        placed[key] = node
+        moves.append((key, node))
+
+    for key, node in sorted(placed.items(), key=lambda kv: kv[0]):
+        s, r = key
+        if s not in movable or s in {k[0] for k, _ in moves} or node not in nodes:
+            continue
+        if any(n == node for (s2, r2), n in placed.items() if s2 == s and r2 < r):  # shares with an earlier one
+            target = replacement_node(placed, s, r, nodes)
+            if target is not None and target != node and not _holds_shard(placed, target, s):
+                move(key, target)
+    for _ in range(len(placed)):
+        found = _evening_move(placed, nodes, movable - {k[0] for k, _ in moves})
+        if found is None:
+            break
+        move(*found)
+    return moves
+
+
+def _evening_move(placed: dict[tuple[int, int], str | None], nodes: list[str],
+                  movable: set[int]) -> tuple[tuple[int, int], str] | None:
+    """A replica of a movable shard from the most loaded node that has one, to a node holding at
+    least two fewer replicas of the index and none of that shard; None when there is none."""
+    load = {n: 0 for n in nodes}
+    for n in placed.values():
+        if n in load:
+            load[n] += 1
+    for busiest in sorted(nodes, key=lambda n: (-load[n], n)):
+        for key, node in sorted(placed.items(), key=lambda kv: kv[0]):
+            if node != busiest or key[0] not in movable:
+                continue
+            target = replacement_node(placed, key[0], key[1], nodes)
+            if target is not None and load[target] + 1 < load[busiest] and not _holds_shard(placed, target, key[0]):
+                return key, target
+    return None
+
+
+def _holds_shard(placed: dict[tuple[int, int], str | None], node: str, shard_no: int) -> bool:
+    return any(n == node for (s, _), n in placed.items() if s == shard_no)

@@ -10,7 +10,10 @@ cluster's nodes (:mod:`.placement`), searched over its transport (:mod:`.transpo
   re-opens its files or starts empty (``applied_seq == 0``); see :mod:`search_workers.host` for how
   the control plane re-feeds it. A replica whose node left the cluster (hard node affinity: Ray
   cannot restart it elsewhere, and releases its name) is re-created by the host that opened the
-  generation on the next call (:meth:`RayHost._revive`).
+  generation on the next call (:meth:`RayHost._revive`), on the node
+  :func:`~.placement.replacement_node` picks from where the other replicas are.
+* :meth:`RayHost.rebalance` moves replicas onto a node that joined (the control plane's replica
+  keeper calls it, then re-feeds what moved).
 * A host that did not open a generation itself (another API process did) finds its actors by
   name (``list_named_actors``) on first use.
 * Searches take :meth:`RayHost.search_here` (the caller's loop, through the lanes of
@@ -44,7 +47,7 @@ from search_workers.merge import merge_answers
 from shared.contract import Answer, Query, ShardSpec, shard_query
 
 from .factory import NAMESPACE, actor_name, pack_query, parse_actor_name, shard_actor
-from .placement import alive_nodes, place_replicas, replacement_node
+from .placement import alive_nodes, place_replicas, rebalance_moves, replacement_node
 from .transport import UNAVAILABLE, Lanes
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,8 @@ class RayHost(BaseHost):
     channel_retry: float = 1.0
     #: how long a drop looks again for actors of the dropped index that still hold a name
     drop_timeout: float = 30.0
+    #: how long a replica has to say where it runs before a placement decision goes without it
+    probe_timeout: float = 5.0
 
     def __init__(self, shards_dir: str | os.PathLike, *, namespace: str = NAMESPACE, detached: bool = True,
                  owns_ray: bool = False) -> None:
@@ -236,6 +241,9 @@ class RayHost(BaseHost):
                 return
             nodes = await asyncio.to_thread(alive_nodes)
             placed = self._placed.setdefault((index_id, generation), {})
+            for key, (where, _) in (await self._where(index_id, generation)).items():
+                if where is not None:  # as the replicas say: other processes may have moved some
+                    placed[key] = where
             node = replacement_node(placed, shard_no, replica_no, nodes)
             placed[(shard_no, replica_no)] = node
             log.warning("shard actor %s is gone; re-creating it on node %s", name, node)
@@ -244,6 +252,70 @@ class RayHost(BaseHost):
                 path=str(self.shards_dir / index_id / replica_dir_name(generation, shard_no, replica_no)),
                 mapping=spec.mapping, language=spec.language, node_id=node, namespace=self.namespace,
                 detached=self.detached)
+
+    async def _where(self, index_id: str, generation: int) -> dict[tuple[int, int], tuple[str | None, int | None]]:
+        """``{(shard, replica): (node id, applied seq)}`` as each replica answers, ``(None, None)``
+        for one that does not within :attr:`probe_timeout`. Asked directly: no fail-over, no revival
+        (:meth:`_revive` asks this under its lock)."""
+        rows = await self._generation(index_id, generation)
+
+        async def one(handle: Any) -> tuple[str | None, int | None]:
+            try:
+                info = await asyncio.wait_for(_awaitable(handle.info.remote()), self.probe_timeout)
+                return info.get("nodeId"), int(info["appliedSeq"])
+            except Exception:
+                return None, None
+
+        keys = [(s, r) for s in range(len(rows)) for r in range(len(rows[s]))]
+        return dict(zip(keys, await asyncio.gather(*(one(rows[s][r]) for s, r in keys)), strict=True))
+
+    async def nodes(self) -> list[str]:
+        return await asyncio.to_thread(alive_nodes)
+
+    async def rebalance(self, index_id: str, generation: int) -> list[tuple[int, int]]:
+        """Move replicas of a generation opened here where :func:`~.placement.rebalance_moves` says (a
+        node that joined takes its share; two replicas of a shard on one node are parted), only of
+        shards whose every replica answers at one sequence; the moved ``(shard, replica)``.
+
+        A move deletes the replica's files and kills its actor for good; it is then revived like a
+        replica whose node left (:meth:`_revive`, by this or any other process: all pick the same
+        node), empty, and the control plane re-feeds it (:meth:`missing`) while the shard's other
+        replicas serve."""
+        spec = self._specs.get((index_id, generation))
+        if spec is None or spec.replicas < 2:
+            return []
+        nodes = await asyncio.to_thread(alive_nodes)
+        where = await self._where(index_id, generation)
+        movable = {s for s in range(spec.shards)
+                   if len({where[(s, r)][1] for r in range(spec.replicas)}) == 1
+                   and all(where[(s, r)][0] is not None for r in range(spec.replicas))}
+        moves = rebalance_moves({k: n for k, (n, _) in where.items()}, nodes, movable)
+        for (shard_no, replica_no), node in moves:
+            log.warning("moving shard actor %s to node %s", actor_name(index_id, generation, shard_no, replica_no), node)
+            await self._move(spec, shard_no, replica_no)
+        return [key for key, _ in moves]
+
+    async def _move(self, spec: ShardSpec, shard_no: int, replica_no: int) -> None:
+        key = (spec.index_id, spec.generation)
+        rows = await self._generation(*key)
+        old = rows[shard_no][replica_no]
+        try:  # from now on it sends callers to the shard's other replicas
+            await asyncio.wait_for(_awaitable(old.retire.remote()), 30)
+        except Exception as exc:  # its files stay where they are; the new replica starts empty elsewhere
+            log.warning("could not delete shard files of %s: %r", old, exc)
+        await asyncio.to_thread(ray.kill, old, no_restart=True)
+        deadline = time.monotonic() + self.drop_timeout
+        while rows[shard_no][replica_no] is old:  # until Ray releases the name and the revival takes it
+            await self._revive(spec.index_id, spec.generation, shard_no, replica_no, old)
+            if self._handles.get(key) is not rows:
+                return  # dropped meanwhile
+            if rows[shard_no][replica_no] is old:
+                if time.monotonic() > deadline:
+                    log.warning("the name of %s was not released; it is re-created at its next call", old)
+                    return
+                await asyncio.sleep(0.05)
+        await self._call_retrying(spec.index_id, spec.generation, shard_no, replica_no, "ensure", spec.mapping,
+                                  spec.language, timeout=self.open_timeout, retry_timeout=self.open_timeout)
 
     # -- interface -----------------------------------------------------------------------
     async def open(self, spec: ShardSpec) -> None:

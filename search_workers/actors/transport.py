@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from ray import exceptions as rex
 
+from search_workers.replica import ReplicaRetired
 from shared.contract import Answer
 
 from . import channel as channel_module
@@ -45,6 +46,7 @@ UNAVAILABLE = (
     rex.RaySystemError,
     asyncio.TimeoutError,
     TimeoutError,
+    ReplicaRetired,  # moving to another node (RayHost.rebalance): ask the shard's other replicas
 )
 
 

@@ -134,12 +134,16 @@ class Writer:
     seed: int = 7
     stop: threading.Event = field(default_factory=threading.Event)
     pause: float = 0.15
+    held: threading.Event = field(default_factory=threading.Event)  # no writes while set
 
     def run(self) -> None:
         rng = random.Random(self.seed)
         n = 0
         rev = 0
         while not self.stop.is_set():
+            if self.held.is_set():
+                time.sleep(0.05)
+                continue
             live = self.accepted.live()
             if live and rng.random() < 0.25:
                 ids = rng.sample(live, min(len(live), rng.randint(1, 5)))

@@ -1,5 +1,6 @@
 """RayHost on a three-node cluster on one machine (``ray.cluster_utils.Cluster``): placement across
-nodes, and no document lost when shard actors are killed in the middle of a search loop."""
+nodes, no document lost when shard actors are killed in the middle of a search loop, replicas of a
+node that left re-created on the others, and a node that joins taking its share (``rebalance``)."""
 
 from __future__ import annotations
 
@@ -115,6 +116,36 @@ async def test_replicas_spread_over_nodes_and_survive_kills(cluster, tmp_path):
         for s, r in lost:
             assert moved[s][r]["nodeId"] != gone.node_id and moved[s][r]["nodeId"] != moved[s][1 - r]["nodeId"]
             assert moved[s][r]["appliedSeq"] == LAST and moved[s][r]["docCount"] == moved[s][1 - r]["docCount"]
+
+        # a node joins: two replicas move onto it (one per shard), empty until re-fed, while searches
+        # keep answering from their shards' other replicas
+        joined = cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        results.clear()
+        stop.clear()
+        task = asyncio.create_task(loop())
+        went = await host.rebalance("idx_c", 1)
+        assert len(went) == 2 and len({s for s, _ in went}) == 2, went
+        assert sorted(await refeed(host, "idx_c", 1, 3, SOURCE, LAST)) == sorted((s, 0) for s, _ in went)
+        stop.set()
+        await task
+        assert not [r for r in results if isinstance(r, Exception)], results
+        assert set(results) == {(240, 240)}
+        spread = await host.replica_info("idx_c", 1)
+        assert {spread[s][r]["nodeId"] for s, r in went} == {joined.node_id}
+        assert all(spread[s][0]["nodeId"] != spread[s][1]["nodeId"] for s in range(3))
+        assert sorted([i["nodeId"] for s in range(3) for i in spread[s]].count(n) for n in await host.nodes()) == [2, 2, 2]
+        assert {i["appliedSeq"] for s in range(3) for i in spread[s]} == {LAST}
+        assert await host.rebalance("idx_c", 1) == []  # even: nothing more moves
+
+        # a replica being moved (retired, its actor not killed yet) sends every caller to its shard's
+        # other replica, on both search paths
+        await (await host.actor("idx_c", 1, 0, 0)).retire.remote()
+        query = Q({"q": "", "limit": 5, "facets": ["brand"]})
+        for _ in range(4):  # round-robin: each replica of shard 0 is asked first in turn
+            assert (await host.search("idx_c", 1, query)).total == 240
+            fast = await host.search_here("idx_c", 1, query)
+            assert fast is None or fast.total == 240
     finally:
         await host.drop_index("idx_c")
         await host.close()
