@@ -41,12 +41,13 @@ class BlobStore:
     time, and a buffer with a reader's view on it cannot grow. (Searches read under the shard's read
     lock, writers add under it; rewriting the shard's files reads without it.)"""
 
-    __slots__ = ("_data", "_start", "_len", "_dict", "_cctx", "_dctx", "_lock", "_train_at")
+    __slots__ = ("_data", "_start", "_len", "_raw", "_dict", "_cctx", "_dctx", "_lock", "_train_at")
 
     def __init__(self) -> None:
         self._data = bytearray()
         self._start = array("q")
         self._len = array("i")
+        self._raw = array("i")  # each document's length as added (0: deleted), for size()
         self._dict: zstandard.ZstdCompressionDict | None = None
         self._cctx: zstandard.ZstdCompressor | None = None
         self._dctx: zstandard.ZstdDecompressor | None = None
@@ -62,6 +63,7 @@ class BlobStore:
 
     def append(self, blob: bytes) -> None:
         with self._lock:
+            self._raw.append(len(blob))
             if self._cctx is not None:
                 blob = self._cctx.compress(blob)
             self._start.append(len(self._data))
@@ -87,36 +89,30 @@ class BlobStore:
 
     def size(self, slot: int) -> int:
         """The document's length as added (0 when deleted), without decompressing it."""
-        with self._lock:
-            n = self._len[slot]
-            if n == _GONE:
-                return 0
-            if self._dctx is None:
-                return n
-            start = self._start[slot]
-            with memoryview(self._data) as view:
-                return zstandard.frame_content_size(view[start:start + n])
+        return self._raw[slot]
 
     def drop(self, slot: int) -> None:
         """Forget the document (its bytes stay in the buffer until :meth:`keep`)."""
         with self._lock:
             self._len[slot] = _GONE
+            self._raw[slot] = 0
 
     def keep(self, slots: np.ndarray) -> None:
         """Keep only ``slots`` (ascending), renumbered from 0 (the index's compaction)."""
         with self._lock:
-            data, start, length = bytearray(), array("q"), array("i")
+            data, start, length, raw = bytearray(), array("q"), array("i"), array("i")
             with memoryview(self._data) as view:
                 for slot in slots.tolist():
                     n = self._len[slot]
                     start.append(len(data))
                     length.append(n)
+                    raw.append(self._raw[slot])
                     if n != _GONE:
                         data += view[self._start[slot]:self._start[slot] + n]
-            self._data, self._start, self._len = data, start, length
+            self._data, self._start, self._len, self._raw = data, start, length, raw
 
     def memory_bytes(self) -> int:
-        held = len(self._data) + 12 * len(self._len)
+        held = len(self._data) + 16 * len(self._len)
         return held + (DICT_BYTES if self._dict is not None else 0)
 
     def _train(self) -> None:
@@ -155,11 +151,11 @@ class BlobStore:
     # a snapshot (snapshot.py) pickles the buffer, its offsets and the dictionary's bytes; the
     # contexts are rebuilt
     def __getstate__(self) -> dict[str, Any]:
-        return {"data": self._data, "start": self._start, "len": self._len,
+        return {"data": self._data, "start": self._start, "len": self._len, "raw": self._raw,
                 "dict": None if self._dict is None else self._dict.as_bytes()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._data, self._start, self._len = state["data"], state["start"], state["len"]
+        self._data, self._start, self._len, self._raw = state["data"], state["start"], state["len"], state["raw"]
         self._dict = self._cctx = self._dctx = None
         self._lock = threading.Lock()
         self._train_at = 0
