@@ -101,16 +101,37 @@ def _kw_range_ords(idx: MemIndex, fname: str, ops: dict[str, Any]) -> np.ndarray
 
 
 def kw_mask(idx: MemIndex, fname: str, ords: np.ndarray) -> np.ndarray:
+    """The slots holding any of the value ordinals ``ords`` of a keyword field: their slots as
+    grouped by value (:meth:`MemIndex.kw_slots_by_value`), plus the pairs added since; when the
+    values hold a large share of the pairs, one pass over all of them instead."""
     mask = np.zeros(idx.n, dtype=bool)
-    if len(ords):
-        po = idx.kw_po[fname]
-        if len(ords) == 1:
-            sel = po == ords[0]
-        else:  # a lookup table over the dictionary: linear in the postings, whatever the ordinals
-            wanted = np.zeros(len(idx.kw_vals[fname]), dtype=bool)
-            wanted[ords] = True
-            sel = wanted[po]
-        mask[idx.kw_ps[fname][sel]] = True
+    if not len(ords):
+        return mask
+    ps, po = idx.kw_ps[fname], idx.kw_po[fname]
+    slots, starts, upto = idx.kw_slots_by_value(fname)
+    ords = np.asarray(ords, dtype=np.int64)
+    grouped = ords[ords < len(starts) - 1]
+    lo, hi = starts[grouped], starts[grouped + 1]
+    total = int((hi - lo).sum())
+    if total * 4 > upto:  # a large share: linear in the pairs, whatever the ordinals
+        return _scan(mask, ps, po, ords, len(idx.kw_vals[fname]))
+    if total:
+        cnt = hi - lo
+        mask[slots[np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)]] = True
+    if len(ps) > upto:
+        _scan(mask, ps[upto:], po[upto:], ords, len(idx.kw_vals[fname]))
+    return mask
+
+
+def _scan(mask: np.ndarray, ps: np.ndarray, po: np.ndarray, ords: np.ndarray, values: int) -> np.ndarray:
+    """``mask`` with the slots of the pairs ``(ps, po)`` whose value is one of ``ords`` set."""
+    if len(ords) == 1:
+        sel = po == ords[0]
+    else:  # a lookup table over the dictionary
+        wanted = np.zeros(values, dtype=bool)
+        wanted[ords] = True
+        sel = wanted[po]
+    mask[ps[sel]] = True
     return mask
 
 
