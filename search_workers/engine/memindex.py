@@ -119,6 +119,9 @@ POSITIONS = 24
 #: document holds more words: a brand's rows stay 8 wide, a category path's 16 (a quarter of the
 #: rows' memory in the Best Buy catalog), and 8 booleans of a row still make one uint64 to test
 POSITIONS_STEP = 8
+#: chunk ids in the proximity rows are int16 (half the rows' memory) while a shard has fewer distinct
+#: words than this, int32 from then on (every field's rows converted once)
+POSITIONS_INT16_IDS = 32767
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_F32 = np.zeros(0, dtype=np.float32)
 
@@ -149,7 +152,7 @@ class MemIndex:
         self.lengths: dict[str, np.ndarray] = {f: np.zeros(0, np.float32) for f in self.searchable}
         self.sum_len: dict[str, float] = {f: 0.0 for f in self.searchable}
         # proximity: ids of the first POSITIONS chunk terms of each searchable field
-        self.pos: dict[str, np.ndarray] = {f: np.zeros((0, POSITIONS_STEP), np.int32) for f in self.searchable}
+        self.pos: dict[str, np.ndarray] = {f: np.zeros((0, POSITIONS_STEP), np.int16) for f in self.searchable}
         self.chunk_ids: dict[str, int] = {}
         self.kw_vals: dict[str, list[str]] = {f: [] for f in self.kw_fields}
         self.kw_ord: dict[str, dict[str, int]] = {f: {} for f in self.kw_fields}
@@ -201,7 +204,7 @@ class MemIndex:
         for f in self.searchable:
             self.lengths[f] = g(self.lengths[f], 0)
             old = self.pos[f]
-            newp = np.full((cap, old.shape[1]), -1, dtype=np.int32)
+            newp = np.full((cap, old.shape[1]), -1, dtype=old.dtype)
             newp[: len(old)] = old
             self.pos[f] = newp
         for f in self.kw_fields:
@@ -214,11 +217,16 @@ class MemIndex:
             column.grow(cap)
         self.cap = cap
 
+    def _positions_int32(self) -> None:
+        """Every field's proximity rows as int32: the shard's words outnumber int16's ids."""
+        for f, rows in self.pos.items():
+            self.pos[f] = rows.astype(np.int32)
+
     def _widen(self, field: str, words: int) -> np.ndarray:
         """``field``'s proximity rows made wide enough for ``words`` (see POSITIONS_STEP)."""
         old = self.pos[field]
         width = min(POSITIONS, -(-words // POSITIONS_STEP) * POSITIONS_STEP)
-        rows = np.full((len(old), width), -1, dtype=np.int32)
+        rows = np.full((len(old), width), -1, dtype=old.dtype)
         rows[:, : old.shape[1]] = old
         self.pos[field] = rows
         return rows
@@ -298,6 +306,8 @@ class MemIndex:
                     cid = cids.get(m)
                     if cid is None:
                         cid = cids[m] = len(cids)
+                        if cid >= POSITIONS_INT16_IDS and self.pos[f].dtype != np.int32:
+                            self._positions_int32()
                     row.append(cid)
                 rows = self.pos[f]
                 if len(row) > rows.shape[1]:
@@ -522,7 +532,7 @@ class MemIndex:
         self.live = sq(self.live, False)
         for f in self.searchable:
             self.lengths[f] = sq(self.lengths[f], 0)
-            newp = np.full((self.cap, self.pos[f].shape[1]), -1, dtype=np.int32)
+            newp = np.full((self.cap, self.pos[f].shape[1]), -1, dtype=self.pos[f].dtype)
             newp[:m] = self.pos[f][keep_idx]
             self.pos[f] = newp
         for f in self.kw_fields:

@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 
+from search_workers.engine import memindex
 from search_workers.engine.analysis import get_analyzer
 from search_workers.engine.candidates import phrase_postings
 from search_workers.engine.mapping import compile_mapping
@@ -115,3 +116,21 @@ def test_settled_postings_are_views_of_one_array_and_grow_again():
     mem.finalize()
     assert plist["common"].docs.tolist() == [*held["common"][0], 120]
     assert plist["word0"].docs is word0 and word0.tolist() == held["word0"][0]  # its neighbour untouched
+
+
+def test_proximity_rows_hold_int16_ids_until_the_words_outnumber_them(monkeypatch):
+    """Chunk ids are int16 in the rows (half their memory) while the shard has few enough distinct
+    words; past that every field's rows become int32 at once, keeping what they held."""
+    monkeypatch.setattr(memindex, "POSITIONS_INT16_IDS", 12)
+    mem = _mem()
+    mem.add("a", {"title": "red wireless charger", "brand": "acme"})
+    mem.finalize()
+    assert {rows.dtype for rows in mem.pos.values()} == {np.dtype(np.int16)}
+    held = mem.pos["title"][0].tolist()
+    mem.add("b", {"title": " ".join(f"w{i}" for i in range(10)) + " wireless charger", "brand": "zeta"})
+    mem.finalize()
+    assert {rows.dtype for rows in mem.pos.values()} == {np.dtype(np.int32)}
+    assert mem.pos["title"][0, :8].tolist() == held and (mem.pos["title"][0, 8:] == -1).all()
+    assert mem.pos["title"][1, 11] == mem.chunk_ids["charger"] and len(mem.chunk_ids) > 12
+    phrase = phrase_postings(mem, "title", ("wireless", "charger"))
+    assert phrase is not None and phrase.docs.tolist() == [0, 1]
