@@ -157,7 +157,10 @@ def phrase_postings(idx: MemIndex, fname: str, terms: tuple[str, ...]) -> Postin
     got = [plist.get(t) for t in terms]
     ids = [idx.chunk_ids.get(t, -2) for t in terms]
     pos = idx.pos.get(fname)
-    if pos is not None and all(p is not None and len(p.docs) for p in got) and min(ids) >= 0:
+    # a phrase longer than the rows (as wide as the field's longest document, at most POSITIONS
+    # words) is in none of them
+    if pos is not None and all(p is not None and len(p.docs) for p in got) and min(ids) >= 0 \
+            and len(terms) <= pos.shape[1]:
         docs = cast(Postings, got[0]).docs
         for p in got[1:]:
             docs = np.intersect1d(docs, cast(Postings, p).docs, assume_unique=True)

@@ -227,6 +227,8 @@ def test_the_preview_compares_two_profiles_and_edits_one_inline(cabinet_page, sh
     expect(page.get_by_role("heading", name="A: storefront", exact=True)).to_be_visible()
     first_a = page.locator(".column").first.locator(".hit").first
     first_a.wait_for()
+    # read now: a locator is evaluated when used, and read after the sort it named the sorted first hit
+    first_a_id = first_a.get_attribute("data-id") or ""
     page.get_by_label("Compare with").check()
     page.get_by_label("Profile B", exact=True).select_option(label="cheapest first")
     column_b = page.locator("section.column", has=page.get_by_role("heading", name="B: cheapest first"))
@@ -237,7 +239,7 @@ def test_the_preview_compares_two_profiles_and_edits_one_inline(cabinet_page, sh
 
     # sort, then the next page
     page.get_by_label("Sort").select_option(label="Price: low to high")
-    expect(page.locator(".column").first.locator(".hit").first).not_to_have_attribute("data-id", first_a.get_attribute("data-id") or "")
+    expect(page.locator(".column").first.locator(".hit").first).not_to_have_attribute("data-id", first_a_id)
     prices = [float(t.split("·")[-1]) for t in page.locator(".column").first.locator(".hit .muted").all_inner_texts()[:5]]
     assert prices == sorted(prices), prices
     page.get_by_role("button", name="Next page").click()

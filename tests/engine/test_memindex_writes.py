@@ -134,3 +134,14 @@ def test_proximity_rows_hold_int16_ids_until_the_words_outnumber_them(monkeypatc
     assert mem.pos["title"][1, 11] == mem.chunk_ids["charger"] and len(mem.chunk_ids) > 12
     phrase = phrase_postings(mem, "title", ("wireless", "charger"))
     assert phrase is not None and phrase.docs.tolist() == [0, 1]
+
+
+def test_a_phrase_longer_than_the_rows_matches_nothing():
+    """Rows as wide as the field's longest document: a phrase of more words (a word repeated, say)
+    is in no row, and asking for it is no error."""
+    mem = _mem()
+    mem.add("a", {"title": "red charger", "brand": "acme"})
+    mem.finalize()
+    assert mem.pos["brand"].shape[1] == 8
+    assert phrase_postings(mem, "brand", ("acm",) * 10) is None  # (the stemmed term)
+    assert phrase_postings(mem, "title", ("red", "charger")) is not None
