@@ -11,8 +11,8 @@ Until :data:`TRAIN_AT` documents have arrived they are kept as they are (a small
 little); the dictionary is then trained once for the store's life (a generation: a reindex or a
 rebuild trains a new one) and the documents held so far are compressed with it.
 
-The documents lie end to end in one buffer (a ``bytearray``, offsets and lengths in two arrays),
-not one ``bytes`` object each: 50,000 small objects cost 41 bytes of header each, and, allocated
+The documents lie end to end in one buffer (a ``bytearray``; offsets, lengths and lengths as added
+in three arrays), not one ``bytes`` object each: 50,000 small objects cost 41 bytes of header each, and, allocated
 among the objects of the generation a reindex replaces, kept that generation's memory pages from
 being given back.
 """
