@@ -73,6 +73,7 @@ class TaskRunner:
         self._last_maintenance = 0.0
         self._last_watch = 0.0
         self._watching: threading.Thread | None = None
+        self._has_nodes: bool | None = None  # whether the host places replicas on nodes (asked once)
         self._last_beat = 0.0
         self._last_disk_check = 0.0
 
@@ -331,6 +332,13 @@ class TaskRunner:
                 or (self._watching is not None and self._watching.is_alive())):
             return
         self._last_watch = time.monotonic()
+        if self._has_nodes is None:  # an in-process host has no nodes, and never will: no query every 2 s
+            try:
+                self._has_nodes = self.bridge.nodes() is not None
+            except Exception:  # noqa: BLE001 - the cluster does not answer yet: asked again next time
+                return
+        if not self._has_nodes:
+            return
         with self.sessions() as db:
             if heartbeats.leader(db) != self.owner:
                 return

@@ -8,6 +8,7 @@ was told (``expected``: the body of the last write answered 202, ``None`` after 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -27,6 +28,28 @@ MAPPING: dict[str, Any] = {
 PROFILE: dict[str, Any] = {"name": "web", "queryFields": {"name": {"weight": 4}, "brand": {"weight": 2}},
                            "facets": ["brand"], "perPage": 20}
 FINISHED = ("succeeded", "failed", "canceled")
+
+
+@dataclass
+class ShopIndex:
+    """An index of :data:`MAPPING` with a :data:`PROFILE` profile, as the production tests make it."""
+
+    id: str
+    path: str  # /v1/projects/{project}/indices/{id}
+    search_url: str  # the profile's storefront route
+    storefront: dict[str, str]  # the public key's headers, from ``origin``
+
+
+def shop_index(http: httpx.Client, project_id: str, public_key: str, origin: str, **index: Any) -> ShopIndex:
+    """Create the index (``index``: name, shards, replicas) and its profile through ``http``."""
+    created = http.post(f"/v1/projects/{project_id}/indices", json={"mapping": MAPPING, **index})
+    assert created.status_code == 201, created.text
+    index_id = created.json()["id"]
+    path = f"/v1/projects/{project_id}/indices/{index_id}"
+    profile = http.post(path + "/profiles", json=PROFILE)
+    assert profile.status_code == 201, profile.text
+    return ShopIndex(index_id, path, f"/v1/search/{profile.json()['profileKey']}",
+                     {"Authorization": f"Bearer {public_key}", "Origin": origin})
 
 
 def database_rows(database_url: str, index_id: str) -> dict[str, dict[str, Any] | None]:

@@ -28,7 +28,7 @@ from sqlalchemy import create_engine, text
 
 from benchmarks.common import load_products
 from tests.fixtures.server import ROOT
-from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
+from tests.production.agreement import assert_search_agrees, shop_index, wait_tasks_settled
 from tests.production.stack import ORIGIN, RAY_ENV, Stack, base_env, production_stack
 from tests.production.traffic import (
     Accepted,
@@ -36,6 +36,7 @@ from tests.production.traffic import (
     Writer,
     check_alive,
     join_all,
+    seed,
     send,
     start,
     wait_writes_accepted,
@@ -112,27 +113,17 @@ def test_production_topology_survives_faults(tmp_path: Path) -> None:
         api0, api1 = stack.apis
         tenant = stack.tenant
         admin = httpx.Client(base_url=api0.base, headers=tenant.headers, timeout=30)
-        created = admin.post(f"/v1/projects/{tenant.project_id}/indices",
-                             json={"name": "shop", "mapping": MAPPING, "shards": 2, "replicas": 2})
-        assert created.status_code == 201, created.text
-        index_id = created.json()["id"]
-        index_path = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
-        profile = admin.post(index_path + "/profiles", json=PROFILE)
-        assert profile.status_code == 201, profile.text
-        storefront = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
-        search_url = f"/v1/search/{profile.json()['profileKey']}"
+        shop = shop_index(admin, tenant.project_id, tenant.public_key, ORIGIN, name="shop", shards=2, replicas=2)
+        index_id, index_path = shop.id, shop.path
 
         _log("stack up, index created")
         accepted = Accepted()
         bases = [api0.base, api1.base]
         rng = random.Random(11)
-        seed_docs = [{"id": f"s{i:04d}", "sku": f"s{i:04d}", "name": f"{rng.choice(['kettle', 'lamp'])} {i}",
-                      "brand": "acme", "price": 10.0 + i, "rev": 0} for i in range(300)]
-        send(bases, tenant.headers, index_path + "/documents", seed_docs, accepted, rng)
-        accepted.record(seed_docs)
+        seed(bases, tenant.headers, index_path + "/documents", accepted, rng)
         wait_tasks_settled(stack.database_url, tenant.project_id)
 
-        searchers = [Searcher(api.base, search_url, storefront) for api in stack.apis]
+        searchers = [Searcher(api.base, shop.search_url, shop.storefront) for api in stack.apis]
         writer = Writer(bases, tenant.headers, index_path + "/documents", accepted)
         threads = [start(s) for s in searchers] + [start(writer)]
         faults: list[tuple[str, float, float]] = []  # (what, started, over)

@@ -33,9 +33,9 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
+from tests.production.agreement import assert_search_agrees, shop_index, wait_tasks_settled
 from tests.production.stack import ORIGIN, RayProbe, Stack, production_stack
-from tests.production.traffic import Accepted, Searcher, Writer, check_alive, join_all, send, start
+from tests.production.traffic import Accepted, Searcher, Writer, check_alive, join_all, seed, start
 
 pytestmark = pytest.mark.long  # tens of seconds: collected first (tests/parallel.py)
 
@@ -122,23 +122,13 @@ def _run(stack: Stack, probe: RayProbe) -> None:
     api0, api1 = stack.apis
     tenant = stack.tenant
     admin = httpx.Client(base_url=api0.base, headers=tenant.headers, timeout=30)
-    created = admin.post(f"/v1/projects/{tenant.project_id}/indices",
-                         json={"name": "shop", "mapping": MAPPING, "shards": SHARDS, "replicas": REPLICAS})
-    assert created.status_code == 201, created.text
-    index_id = created.json()["id"]
-    index_path = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
-    profile = admin.post(index_path + "/profiles", json=PROFILE)
-    assert profile.status_code == 201, profile.text
-    storefront = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
-    search_url = f"/v1/search/{profile.json()['profileKey']}"
+    shop = shop_index(admin, tenant.project_id, tenant.public_key, ORIGIN, name="shop", shards=SHARDS, replicas=REPLICAS)
+    index_id, index_path = shop.id, shop.path
 
     accepted = Accepted()
     bases = [api0.base, api1.base]
     rng = random.Random(5)
-    seed_docs = [{"id": f"s{i:04d}", "sku": f"s{i:04d}", "name": f"{rng.choice(['kettle', 'lamp'])} {i}",
-                  "brand": "acme", "price": 10.0 + i, "rev": 0} for i in range(300)]
-    send(bases, tenant.headers, index_path + "/documents", seed_docs, accepted, rng)
-    accepted.record(seed_docs)
+    seed(bases, tenant.headers, index_path + "/documents", accepted, rng)
     wait_tasks_settled(stack.database_url, tenant.project_id)
 
     # 1. placement: each shard's replicas on two nodes, two replicas per node
@@ -147,7 +137,7 @@ def _run(stack: Stack, probe: RayProbe) -> None:
     assert sorted(_per_node(placed).values()) == [2, 2, 2], placed
     _log("placed: " + ", ".join(f"s{s}r{r}@{info['nodeId'][:6]}" for (s, r), info in sorted(placed.items())))
 
-    searchers = [Searcher(api.base, search_url, storefront) for api in stack.apis]
+    searchers = [Searcher(api.base, shop.search_url, shop.storefront) for api in stack.apis]
     writer = Writer(bases, tenant.headers, index_path + "/documents", accepted)
     threads = [start(s) for s in searchers] + [start(writer)]
     try:

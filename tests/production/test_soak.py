@@ -23,7 +23,7 @@ import pytest
 
 from tests.fixtures.server import running_server
 from tests.fixtures.tenants import make_tenant
-from tests.production.agreement import MAPPING, PROFILE, assert_search_agrees, wait_tasks_settled
+from tests.production.agreement import PROFILE, assert_search_agrees, shop_index, wait_tasks_settled
 from tests.production.stack import ORIGIN
 from tests.production.traffic import Accepted, Searcher, join_all, make_doc, start
 
@@ -101,15 +101,9 @@ def test_soak_search_agrees_with_database() -> None:
     with running_server(workers=2) as server:
         tenant = make_tenant(server.database_url, public_origins=[ORIGIN])
         http = httpx.Client(base_url=server.base, headers=tenant.headers, timeout=60)
-        created = http.post(f"/v1/projects/{tenant.project_id}/indices",
-                            json={"name": "soak", "mapping": MAPPING, "shards": 2})
-        assert created.status_code == 201, created.text
-        index_id = created.json()["id"]
-        index_path = f"/v1/projects/{tenant.project_id}/indices/{index_id}"
-        profile = http.post(index_path + "/profiles", json=PROFILE)
-        assert profile.status_code == 201, profile.text
-        storefront = {"Authorization": f"Bearer {tenant.public_key}", "Origin": ORIGIN}
-        searchers = [Searcher(server.base, f"/v1/search/{profile.json()['profileKey']}", storefront, pause=0.01),
+        shop = shop_index(http, tenant.project_id, tenant.public_key, ORIGIN, name="soak", shards=2)
+        index_id, index_path = shop.id, shop.path
+        searchers = [Searcher(server.base, shop.search_url, shop.storefront, pause=0.01),
                      Searcher(server.base, index_path + "/search", tenant.headers, pause=0.01,
                               body={"profile": PROFILE})]  # secret search with an inline profile
         threads = [start(s) for s in searchers]

@@ -123,6 +123,15 @@ def send(bases: list[str], headers: dict[str, str], path: str, body: Any, accept
         time.sleep(0.2)
 
 
+def seed(bases: list[str], headers: dict[str, str], path: str, accepted: Accepted, rng: random.Random,
+         count: int = 300) -> None:
+    """``count`` documents ``s0000``... (kettles and lamps of brand acme) written and recorded as accepted."""
+    docs = [{"id": f"s{i:04d}", "sku": f"s{i:04d}", "name": f"{rng.choice(['kettle', 'lamp'])} {i}",
+             "brand": "acme", "price": 10.0 + i, "rev": 0} for i in range(count)]
+    send(bases, headers, path, docs, accepted, rng)
+    accepted.record(docs)
+
+
 @dataclass
 class Writer:
     """Sequential random adds, updates and deletes of small batches, through every API in turn."""
