@@ -25,7 +25,7 @@ from shared.contract import FieldWeight
 from .clauses import TYPO_WORD_THRESHOLD, Alt, Clause
 from .errors import NO_DEADLINE, Deadline
 from .filters import and_masks
-from .memindex import MemIndex, Postings
+from .memindex import MAX_TF, MemIndex, Postings
 
 #: ... unless the query finds fewer documents than this without them
 TYPO_QUERY_THRESHOLD = 8
@@ -176,7 +176,7 @@ def phrase_postings(idx: MemIndex, fname: str, terms: tuple[str, ...]) -> Postin
             if keep.any():
                 out = Postings()
                 out.docs = docs[keep].astype(np.int32)
-                out.tfs = tf[keep].astype(np.float32)
+                out.tfs = np.minimum(tf[keep], MAX_TF).astype(np.uint8)
     cache[key] = out if out is not None else False
     return out
 

@@ -6,7 +6,7 @@ document's slot is just marked dead in ``live``; postings and value pairs keep t
 every query masks with ``live``.  When more than 30 % of the slots are dead, :meth:`compact`
 renumbers the live slots (order preserved) with vectorised numpy per term - no re-analysis.
 
-Per searchable field: ``postings[field][term] -> Postings`` (int32 slots, float32 term
+Per searchable field: ``postings[field][term] -> Postings`` (int32 slots, uint8 term
 frequencies), ``lengths[field]`` (float32 per slot, BM25 length normalisation) and the sum of live
 lengths.  A batch's new postings go to three flat arrays (term number in the batch, slot, tf); once
 per ``apply`` they are grouped by term (one stable numpy sort) and appended to the touched terms'
@@ -59,7 +59,7 @@ class Postings:
 
     def __init__(self) -> None:
         self.docs: np.ndarray = _EMPTY_I32
-        self.tfs: np.ndarray = _EMPTY_F32
+        self.tfs: np.ndarray = _EMPTY_TF  # uint8, see MAX_TF
         # cached BM25 tf part (k1/b length-normalised), see scoring.tf_norm
         self.tfn: np.ndarray | None = None
         self.tfn_key = -1
@@ -81,7 +81,7 @@ class Postings:
         if bd is None or bt is None or len(bd) < need or self.docs.base is not bd:
             cap = max(need, n + (n >> 1))
             bd = np.empty(cap, np.int32)
-            bt = np.empty(cap, np.float32)
+            bt = np.empty(cap, np.uint8)
             bd[:n] = self.docs
             bt[:n] = self.tfs
             self._bd, self._bt = bd, bt
@@ -122,8 +122,12 @@ POSITIONS_STEP = 8
 #: chunk ids in the proximity rows are int16 (half the rows' memory) while a shard has fewer distinct
 #: words than this, int32 from then on (every field's rows converted once)
 POSITIONS_INT16_IDS = 32767
+#: a term's frequency in a field is kept in a byte (a quarter of a float32's memory; the postings
+#: are most of a shard's): counts above this are kept as this, where BM25 has long saturated (a
+#: term 255 times in a field scores within 0.1 % of 1,000 times)
+MAX_TF = 255
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
-_EMPTY_F32 = np.zeros(0, dtype=np.float32)
+_EMPTY_TF = np.zeros(0, dtype=np.uint8)
 
 
 class MemIndex:
@@ -481,7 +485,7 @@ class MemIndex:
         order = np.argsort(np.frombuffer(pis, np.int32), kind="stable")
         counts = np.bincount(np.frombuffer(pis, np.int32), minlength=len(terms))
         slots_by_term = np.frombuffer(slots, np.int32)[order]
-        tfs_by_term = np.frombuffer(tfs, np.float32)[order]
+        tfs_by_term = np.minimum(np.frombuffer(tfs, np.float32)[order], MAX_TF).astype(np.uint8)
         td = self.term_df
         start = 0
         for (p, term), k in zip(terms, counts.tolist(), strict=True):

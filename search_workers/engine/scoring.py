@@ -58,7 +58,7 @@ def tf_norm(p: Postings, lens: np.ndarray, avg: float) -> np.ndarray:
     key = int(round(math.log(avg) / 0.01))
     if p.tfn is None or p.tfn_key != key:
         a = math.exp(key * 0.01)
-        tfs = p.tfs
+        tfs = p.tfs.astype(np.float32)  # (the same float32 arithmetic as ever)
         p.tfn = ((K1 + 1.0) * tfs / (tfs + K1 * (1.0 - B + B * (lens[p.docs] / a)))).astype(np.float32)
         p.tfn_key = key
     return p.tfn

@@ -35,3 +35,18 @@ def test_a_closed_shard_leaves_nothing_alive(tmp_path, monkeypatch, mode, snapsh
     gc.collect()
     assert engine() is None, [type(r).__name__ for r in gc.get_referrers(engine())]
     assert memory() is None
+
+
+@pytest.mark.parametrize("times", [1, 255, 256, 300, 1000])
+def test_term_frequencies_kept_in_a_byte_still_find_and_rank(tmp_path, times):
+    """Frequencies are kept in a byte (``memindex.MAX_TF``): a word typed more often than a byte holds
+    is kept at its ceiling, never wrapped around (256 wrapped is 0, which matches nothing)."""
+    e = ShardEngine(tmp_path / "shard", MAPPING)
+    e.apply(upserts([{"id": "many", "title": " ".join(["charger"] * times)},
+                     {"id": "once", "title": "charger cable"}]))
+    answer = e.search(Query(q="charger", limit=5))
+    assert [h.id for h in answer.hits] == ["many", "once"]  # (once: the shorter title)
+    assert answer.total == 2
+    e.apply(upserts([{"id": "more", "title": " ".join(["charger"] * times) + " dock"}], start_seq=3))
+    assert e.search(Query(q="charger dock", limit=5)).total == 1  # an append to the postings: the same
+    e.close()
