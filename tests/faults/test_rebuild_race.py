@@ -30,6 +30,10 @@ BULK = 4000  # other documents: a build long enough for updates to race it
 BULK_PER_REQUEST = 300  # of them updated with each request of the writer
 SEARCHERS = 4  # kept-alive connections the searcher takes turns on (the kernel hands each to either process)
 CONNECTIONS = 8  # fresh connections per check: the kernel hands each to either process
+#: a rebuild's task waits behind the writer's queued updates: on a loaded machine (a coverage run beside
+#: another worker's servers) a replace commit started 58 s after it was queued and was still running at
+#: 60 s, the tasks' usual bound
+TASK_SECONDS = 240
 
 
 class Writer(threading.Thread):
@@ -68,7 +72,7 @@ class Writer(threading.Thread):
         out: dict[str, int] = {}
         for sent, acked, docs, task_id in list(self.acked):
             if sent > since and acked < until:
-                assert wait_task(http, project_id, task_id, poll=0.005)["status"] == "succeeded"
+                assert wait_task(http, project_id, task_id, poll=0.005, timeout=TASK_SECONDS)["status"] == "succeeded"
                 for doc_id, v in docs.items():
                     out[doc_id] = max(out.get(doc_id, 0), v)
         return out
@@ -134,7 +138,7 @@ def test_rebuilds_racing_updates_lose_no_acknowledged_write(tmp_path: Path, back
                  for i in range(BULK)]
         for start in range(0, len(docs), 1000):
             loaded = http.post(index_url + "/documents", json=docs[start:start + 1000])
-            assert wait_task(http, tenant.project_id, loaded.json()["taskId"])["status"] == "succeeded"
+            assert wait_task(http, tenant.project_id, loaded.json()["taskId"], timeout=TASK_SECONDS)["status"] == "succeeded"
         writer = Writer(server, headers, index_url)
         searcher = Searcher(server, headers, index_url)
         writer.start()
@@ -144,7 +148,7 @@ def test_rebuilds_racing_updates_lose_no_acknowledged_write(tmp_path: Path, back
             # a reindex: every write acknowledged before it finished is searchable once its task succeeded
             reindex = http.post(index_url + "/reindex")
             assert reindex.status_code == 202, reindex.text
-            task = wait_task(http, tenant.project_id, reindex.json()["taskId"], poll=0.005)
+            task = wait_task(http, tenant.project_id, reindex.json()["taskId"], poll=0.005, timeout=TASK_SECONDS)
             assert task["status"] == "succeeded", task
             expected = {f"d{i:03d}": 0 for i in range(N)} | writer.expected(0.0, _finished(task), http, tenant.project_id)
             assert _behind(server, headers, index_url, expected) == []
@@ -160,7 +164,7 @@ def test_rebuilds_racing_updates_lose_no_acknowledged_write(tmp_path: Path, back
             assert commit.status_code == 202, commit.text
             committed = time.time()
             time.sleep(0.3)  # updates land after the commit's sequence, while the new generation is built
-            task = wait_task(http, tenant.project_id, commit.json()["taskId"], poll=0.005)
+            task = wait_task(http, tenant.project_id, commit.json()["taskId"], poll=0.005, timeout=TASK_SECONDS)
             assert task["status"] == "succeeded", task
             expected = writer.expected(committed, _finished(task), http, tenant.project_id)
             assert expected, "no update raced the replace commit"
