@@ -29,8 +29,6 @@ from .memindex import MAX_TF, MemIndex, Postings
 
 #: ... unless the query finds fewer documents than this without them
 TYPO_QUERY_THRESHOLD = 8
-#: masks of long posting lists kept per shard (broad words: candidates and relaxation)
-MASK_CACHE_BYTES = 16 << 20
 EMPTY_SLOTS = np.zeros(0, dtype=np.int32)
 
 
@@ -267,16 +265,13 @@ def clause_mask(idx: MemIndex, fps: list[FieldPlan]) -> np.ndarray:
 
 def _posting_mask(idx: MemIndex, fname: str, term: str, p: Postings) -> np.ndarray:
     """The slots of a long posting list as a mask over the shard, kept with the expansions until
-    the shard changes (OR-ing it costs a tenth of scattering its int32 slots), within
-    MASK_CACHE_BYTES."""
+    the shard changes (OR-ing it costs a tenth of scattering its int32 slots), within its pool
+    (``memindex.MASK_POOLS``)."""
     key = ("mask", fname, term)
-    cache, hit = idx.cached(key)
+    _, hit = idx.cached(key)
     if hit is not None:
         return hit  # type: ignore[return-value]
     m = np.zeros(idx.n, dtype=bool)
     m[p.docs] = True
-    held = cache.get(("mask bytes",), 0)
-    if held + idx.n <= MASK_CACHE_BYTES:
-        cache[key] = m
-        cache[("mask bytes",)] = held + idx.n
+    idx.keep_mask(key, m)
     return m

@@ -126,6 +126,10 @@ POSITIONS_INT16_IDS = 32767
 #: are most of a shard's): counts above this are kept as this, where BM25 has long saturated (a
 #: term 255 times in a field scores within 0.1 % of 1,000 times)
 MAX_TF = 255
+#: bytes of masks over the shard kept in its query cache until it changes (:meth:`MemIndex.keep_mask`):
+#: long posting lists and keyword values named by queries ("postings"), the filters' field clauses
+#: ("filters": a storefront's filters are its facets' values, asked again and again)
+MASK_POOLS = {"postings": 16 << 20, "filters": 8 << 20}
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_TF = np.zeros(0, dtype=np.uint8)
 
@@ -586,13 +590,23 @@ class MemIndex:
 
     def cached(self, key: tuple) -> tuple[dict, object]:
         """The query cache and its entry for ``key`` (``None``: not held): typo and prefix
-        expansions, phrase postings, masks of long posting lists, kept until the next change to
-        the shard (:attr:`version`)."""
+        expansions, phrase postings, masks (:meth:`keep_mask`), kept until the next change to the
+        shard (:attr:`version`)."""
         cache = self.expansion_cache
         if cache.get("__version__") != self.version or len(cache) > 20000:
             cache.clear()
             cache["__version__"] = self.version
         return cache, cache.get(key)
+
+    def keep_mask(self, key: tuple, mask: np.ndarray, pool: str = "postings") -> None:
+        """Keep ``mask`` (a boolean per slot) in the query cache under ``key`` while the masks of its
+        ``pool`` (MASK_POOLS) take at most their bytes; a kept mask is read-only."""
+        cache, _ = self.cached(key)
+        held = cache.get(("mask bytes", pool), 0)
+        if held + mask.nbytes <= MASK_POOLS[pool]:
+            mask.flags.writeable = False
+            cache[key] = mask
+            cache[("mask bytes", pool)] = held + mask.nbytes
 
     def slot_positions(self) -> np.ndarray:
         """Scratch map slot -> position among a query's candidates, all -1 between queries (the

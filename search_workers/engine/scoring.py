@@ -33,7 +33,7 @@ import numpy as np
 from shared.contract import FieldWeight
 
 from .analysis import CHUNK_RE, TextAnalyzer
-from .candidates import MASK_CACHE_BYTES, FieldPlan, locate
+from .candidates import FieldPlan, locate
 from .clauses import MAX_ATOMS
 from .errors import NO_DEADLINE, Deadline
 from .filters import and_masks, kw_mask
@@ -249,10 +249,7 @@ def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np
         cache, mask = idx.cached(key)
         if mask is None:
             mask = kw_mask(idx, fname, ords)
-            held = cache.get(("mask bytes",), 0)
-            if held + idx.n <= MASK_CACHE_BYTES:  # (shares the posting masks' budget)
-                cache[key] = mask
-                cache[("mask bytes",)] = held + idx.n
+            idx.keep_mask(key, mask)
         return np.take(cast(np.ndarray, mask), cands)
     if idx.fields[fname].type == "keyword":
         first = np.take(idx.kw_first[fname], cands)

@@ -110,7 +110,7 @@ def test_deadline_stops_the_work_between_clauses(engine, monkeypatch):
         return field_mask(*args, **kwargs)
 
     monkeypatch.setattr(filters, "_field_mask", slow)
-    ranges = [{"sku": {"gte": "a"}} for _ in range(50)]
+    ranges = [{"sku": {"gte": f"a{i}"}} for i in range(50)]  # distinct: a repeated one is a kept mask
     with pytest.raises(SearchTimeout):
         e.search(Query(q="", filters={"or": ranges}, timeout_ms=30))
     assert len(calls) < 20  # stopped soon after the deadline, not after all 50 clauses
