@@ -46,6 +46,7 @@ class FacetCounter:
             return out
         at_cands = [(f, np.take(m, cands)) for f, m in filters]
         shared: np.ndarray | None = None  # the docs of every facet whose field has no filter
+        others: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(docs) -> (docs, the other live slots)
         for i, fdef in enumerate(facets):
             deadline.check()
             fname = fdef.field
@@ -67,7 +68,7 @@ class FacetCounter:
                            None if r.end is None else _num(r.end, spec.type)) for r in fdef.ranges]
                 edges = np.unique(np.asarray([b for r in bounds for b in r if b is not None], dtype=np.float64))
                 # bin k: edges[k-1] <= value < edges[k]; a range sums the bins between its bounds
-                cum = np.concatenate(([0], np.cumsum(self._count(("range", fname, tuple(edges.tolist())), docs))))
+                cum = np.concatenate(([0], np.cumsum(self._count(("range", fname, tuple(edges.tolist())), docs, others))))
                 out[fname] = [max(0, int(cum[_bin(edges, end, len(edges) + 1)] - cum[_bin(edges, start, 0)]))
                               for start, end in bounds]
                 continue
@@ -78,7 +79,7 @@ class FacetCounter:
                 out[fname] = self._trees.counts(fname, fdef.separator, fdef.expand, docs)
             elif spec.type in ("keyword", "keyword[]", "text"):
                 vals_list = mem.kw_vals[fname]
-                cnt = self._count(("kw", fname, ()), docs)
+                cnt = self._count(("kw", fname, ()), docs, others)
                 if fdef.type == "values":
                     matching = self._values.matching(fname, fdef.prefix)
                     if matching is not None:
@@ -101,18 +102,23 @@ class FacetCounter:
                 out[fname] = {_fmt_num(x, spec.type): int(y) for x, y in zip(u.tolist(), c.tolist(), strict=False)}
         return out
 
-    def _count(self, key: tuple[str, str, tuple], docs: np.ndarray) -> np.ndarray:
+    def _count(self, key: tuple[str, str, tuple], docs: np.ndarray,
+               others: dict[int, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Documents per bin of a facet among ``docs`` (live slots), see :class:`FacetBins`.
         More than half of the live documents: the counts of all of them (cached) minus those of
-        the others, so the work never exceeds half the shard."""
+        the others, so the work never exceeds half the shard; ``others`` keeps those other slots
+        for the query's next facet over the same ``docs``."""
         mem = self.mem
         fb = self._facet_bins(key)
         if fb.codes is None:  # many values per document: the (slot, ordinal) pairs
             return np.bincount(mem.kw_ordinals(key[1], docs), minlength=fb.nbins)
         if len(docs) * 2 > mem.n_live:
-            rest = mem.live[: mem.n].copy()
-            rest[docs] = False
-            return fb.everyone - self._count(key, np.flatnonzero(rest))
+            held = others.get(id(docs))
+            if held is None or held[0] is not docs:
+                rest = mem.live[: mem.n].copy()
+                rest[docs] = False
+                held = others[id(docs)] = (docs, np.flatnonzero(rest))  # (holding docs: its id stays its own)
+            return fb.everyone - _count_codes(fb, held[1])
         return _count_codes(fb, docs)
 
     def _facet_bins(self, key: tuple[str, str, tuple]) -> FacetBins:
