@@ -123,8 +123,8 @@ POSITIONS_STEP = 8
 #: words than this, int32 from then on (every field's rows converted once)
 POSITIONS_INT16_IDS = 32767
 #: a term's frequency in a field is kept in a byte (a quarter of a float32's memory; the postings
-#: are most of a shard's): counts above this are kept as this, where BM25 has long saturated (a
-#: term 255 times in a field scores within 0.1 % of 1,000 times)
+#: are most of a shard's): counts above this are kept as this, where BM25 has mostly saturated (in a
+#: field of average length, 255 times scores within 0.4 % of 1,000 times)
 MAX_TF = 255
 #: bytes of masks over the shard kept in its query cache until it changes (:meth:`MemIndex.keep_mask`):
 #: long posting lists and keyword values named by queries ("postings"), the filters' field clauses

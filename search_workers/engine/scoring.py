@@ -246,7 +246,7 @@ def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np
     pairs; a large share of the shard through a mask)."""
     if len(cands) * 8 > idx.n:  # the value's mask over the shard, kept until the shard changes
         key = ("held", fname, ords.tobytes())
-        cache, mask = idx.cached(key)
+        _, mask = idx.cached(key)
         if mask is None:
             mask = kw_mask(idx, fname, ords)
             idx.keep_mask(key, mask)
