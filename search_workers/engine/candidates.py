@@ -267,9 +267,11 @@ def _posting_mask(idx: MemIndex, fname: str, term: str, p: Postings) -> np.ndarr
     """The slots of a long posting list as a mask over the shard, kept with the expansions until
     the shard changes (OR-ing it costs a tenth of scattering its int32 slots), within its pool
     (``memindex.MASK_POOLS``)."""
-    def build() -> np.ndarray:
-        m = np.zeros(idx.n, dtype=bool)
-        m[p.docs] = True
-        return m
-
-    return idx.kept_mask(("mask", fname, term), build)
+    key = ("mask", fname, term)
+    _, hit = idx.cached(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    m = np.zeros(idx.n, dtype=bool)
+    m[p.docs] = True
+    idx.keep_mask(key, m)
+    return m

@@ -85,7 +85,7 @@ def _field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str,
 
 def _kept_field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str,
                      hierarchies: Mapping[str, str] | None) -> np.ndarray:
-    """A field clause's mask, kept until the shard changes (``MemIndex.kept_mask``, its "filters"
+    """A field clause's mask, kept until the shard changes (``MemIndex.keep_mask``, its "filters"
     pool): each costs a pass over the shard (a price range over 500,000 products: ~1 ms), and a
     storefront asks the same few again and again (its facets' values). Ids and areas are not kept."""
     if fname in ("id", id_field) or is_geo_condition(cond):
@@ -95,7 +95,12 @@ def _kept_field_mask(idx: MemIndex, fname: str, cond: Any, id_field: str,
     except TypeError:  # (not JSON: a caller's own value)
         return _field_mask(idx, fname, cond, id_field, hierarchies)
     key = ("filter", fname, hierarchies.get(fname) if hierarchies else None, said)
-    return idx.kept_mask(key, lambda: _field_mask(idx, fname, cond, id_field, hierarchies), "filters")
+    _, hit = idx.cached(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    mask = _field_mask(idx, fname, cond, id_field, hierarchies)
+    idx.keep_mask(key, mask, "filters")
+    return mask
 
 
 def _kw_range_ords(idx: MemIndex, fname: str, ops: dict[str, Any]) -> np.ndarray:

@@ -33,9 +33,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
-from collections.abc import Callable
 from itertools import chain
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import orjson
@@ -127,7 +126,7 @@ POSITIONS_INT16_IDS = 32767
 #: are most of a shard's): counts above this are kept as this, where BM25 has mostly saturated (in a
 #: field of average length, 255 times scores within 0.4 % of 1,000 times)
 MAX_TF = 255
-#: bytes of masks over the shard kept in its query cache until it changes (:meth:`MemIndex.kept_mask`):
+#: bytes of masks over the shard kept in its query cache until it changes (:meth:`MemIndex.keep_mask`):
 #: long posting lists and keyword values named by queries ("postings"), the filters' field clauses
 #: ("filters": a storefront's filters are its facets' values, asked again and again)
 MASK_POOLS = {"postings": 16 << 20, "filters": 8 << 20}
@@ -591,7 +590,7 @@ class MemIndex:
 
     def cached(self, key: tuple) -> tuple[dict, object]:
         """The query cache and its entry for ``key`` (``None``: not held): typo and prefix
-        expansions, phrase postings, masks (:meth:`kept_mask`), kept until the next change to the
+        expansions, phrase postings, masks (:meth:`keep_mask`), kept until the next change to the
         shard (:attr:`version`)."""
         cache = self.expansion_cache
         if cache.get("__version__") != self.version or len(cache) > 20000:
@@ -599,19 +598,15 @@ class MemIndex:
             cache["__version__"] = self.version
         return cache, cache.get(key)
 
-    def kept_mask(self, key: tuple, build: Callable[[], np.ndarray], pool: str = "postings") -> np.ndarray:
-        """The mask (a boolean per slot) kept in the query cache under ``key``, or ``build()``'s, kept
-        while the masks of its ``pool`` (MASK_POOLS) take at most their bytes; a kept mask is read-only."""
-        cache, hit = self.cached(key)
-        if hit is not None:
-            return cast(np.ndarray, hit)
-        mask = build()
+    def keep_mask(self, key: tuple, mask: np.ndarray, pool: str = "postings") -> None:
+        """Keep ``mask`` (a boolean per slot) in the query cache under ``key`` while the masks of its
+        ``pool`` (MASK_POOLS) take at most their bytes; a kept mask is read-only."""
+        cache, _ = self.cached(key)
         held = cache.get(("mask bytes", pool), 0)
         if held + mask.nbytes <= MASK_POOLS[pool]:
             mask.flags.writeable = False
             cache[key] = mask
             cache[("mask bytes", pool)] = held + mask.nbytes
-        return mask
 
     def slot_positions(self) -> np.ndarray:
         """Scratch map slot -> position among a query's candidates, all -1 between queries (the

@@ -245,8 +245,12 @@ def _holds(idx: MemIndex, fname: str, ords: np.ndarray, cands: np.ndarray) -> np
     follows the candidates: a keyword's one value, or the candidates' runs of (slot, ordinal)
     pairs; a large share of the shard through a mask)."""
     if len(cands) * 8 > idx.n:  # the value's mask over the shard, kept until the shard changes
-        mask = idx.kept_mask(("held", fname, ords.tobytes()), lambda: kw_mask(idx, fname, ords))
-        return np.take(mask, cands)
+        key = ("held", fname, ords.tobytes())
+        _, mask = idx.cached(key)
+        if mask is None:
+            mask = kw_mask(idx, fname, ords)
+            idx.keep_mask(key, mask)
+        return np.take(cast(np.ndarray, mask), cands)
     if idx.fields[fname].type == "keyword":
         first = np.take(idx.kw_first[fname], cands)
         return first == ords[0] if len(ords) == 1 else np.isin(first, ords)

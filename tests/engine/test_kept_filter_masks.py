@@ -1,5 +1,5 @@
 """Filters' field clauses kept as masks until the shard changes (``filters._kept_field_mask``, the
-"filters" pool of ``MemIndex.kept_mask``): a kept mask answers exactly what a fresh one would, through
+"filters" pool of ``MemIndex.keep_mask``): a kept mask answers exactly what a fresh one would, through
 writes, deletions, negations and combinations, and within its pool's bytes."""
 
 from __future__ import annotations
