@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections import _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
+from collections import OrderedDict, _count_elements  # type: ignore[attr-defined]  # Counter's C loop, without Counter's per-call overhead
 from itertools import chain
 from typing import Any
 
@@ -60,7 +60,7 @@ class Postings:
     def __init__(self) -> None:
         self.docs: np.ndarray = _EMPTY_I32
         self.tfs: np.ndarray = _EMPTY_TF  # uint8, see MAX_TF
-        # cached BM25 tf part (k1/b length-normalised), see scoring.tf_norm
+        # BM25 tf part (k1/b length-normalised) while MemIndex.tf_norms keeps it, see scoring.tf_norm
         self.tfn: np.ndarray | None = None
         self.tfn_key = -1
         self.pi = -1
@@ -130,8 +130,48 @@ MAX_TF = 255
 #: long posting lists and keyword values named by queries ("postings"), the filters' field clauses
 #: ("filters": a storefront's filters are its facets' values, asked again and again)
 MASK_POOLS = {"postings": 16 << 20, "filters": 8 << 20}
+#: bytes of BM25 tf parts (``Postings.tfn``, float32 per posting) kept per shard, least recently used
+#: out first (:class:`KeptNorms`): a storefront's broad words are few and asked again and again, and
+#: kept without a bound they grew with every word ever searched (130 MiB per process at 1M products)
+TF_NORM_BYTES = 32 << 20
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_TF = np.zeros(0, dtype=np.uint8)
+
+
+class KeptNorms:
+    """The posting lists whose BM25 tf part (``Postings.tfn``) is kept, least recently used first,
+    within ``limit`` bytes. A list's own changes drop its part (:meth:`Postings.extend`); an entry
+    then holds the old array until it is pushed out, so the bound counts every array held."""
+
+    __slots__ = ("limit", "held", "bytes")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held: OrderedDict[int, tuple[Postings, np.ndarray]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, p: Postings, key: int) -> np.ndarray | None:
+        tfn = p.tfn
+        if tfn is None or p.tfn_key != key:
+            return None
+        self.held.move_to_end(id(p))
+        return tfn
+
+    def keep(self, p: Postings, key: int, tfn: np.ndarray) -> None:
+        old = self.held.pop(id(p), None)
+        if old is not None:
+            self.bytes -= old[1].nbytes
+        if tfn.nbytes > self.limit:
+            p.tfn = None
+            return
+        p.tfn, p.tfn_key = tfn, key
+        self.held[id(p)] = (p, tfn)
+        self.bytes += tfn.nbytes
+        while self.bytes > self.limit:
+            _, (q, out) = self.held.popitem(last=False)
+            self.bytes -= out.nbytes
+            if q.tfn is out:
+                q.tfn = None
 
 
 class MemIndex:
@@ -194,6 +234,7 @@ class MemIndex:
         self.expansion_cache: dict = {}  # the query cache, see cached
         self.version = 0  # bumped on every change (query caches)
         self._slot_pos = np.zeros(0, dtype=np.int32)  # query scratch, see slot_positions
+        self.tf_norms = KeptNorms(TF_NORM_BYTES)  # see scoring.tf_norm
 
     # -- capacity --------------------------------------------------------------------------
     def _grow(self, need: int) -> None:

@@ -52,17 +52,25 @@ COVERAGE_SHARE = 0.1
 OTHER_FIELDS_FACTOR = 0.2
 
 
-def tf_norm(p: Postings, lens: np.ndarray, avg: float) -> np.ndarray:
-    """BM25 tf part of a posting list, cached on it while the average field length stays within
-    1 % (it moves slowly as documents come and go)."""
+def tf_norm(idx: MemIndex, p: Postings, lens: np.ndarray, avg: float, j: np.ndarray | None = None) -> np.ndarray:
+    """BM25 tf part of a posting list (at its positions ``j``, else all), computed for an average
+    field length within 1 % (it moves slowly as documents come and go).  A whole list's is kept
+    while ``idx.tf_norms`` has room for it; a few positions of a long list that is not kept are
+    computed alone."""
     key = int(round(math.log(avg) / 0.01))
-    if p.tfn is None or p.tfn_key != key:
+    tfn = idx.tf_norms.get(p, key)
+    if tfn is None:
         a = math.exp(key * 0.01)
-        tfs = p.tfs.astype(np.float32)  # (the same float32 arithmetic as ever)
-        p.tfn = ((K1 + 1.0) * tfs / (tfs + K1 * (1.0 - B + B * (lens[p.docs] / a)))).astype(np.float32)
-        p.tfn_key = key
-    return p.tfn
+        if j is not None and len(j) * 4 < len(p.docs):
+            return _tf_part(p.tfs[j], lens[p.docs[j]], a)
+        tfn = _tf_part(p.tfs, lens[p.docs], a)
+        idx.tf_norms.keep(p, key, tfn)
+    return tfn if j is None else tfn[j]
 
+
+def _tf_part(tfs: np.ndarray, lens: np.ndarray, avg: float) -> np.ndarray:
+    t = tfs.astype(np.float32)  # (the same float32 arithmetic as ever)
+    return ((K1 + 1.0) * t / (t + K1 * (1.0 - B + B * (lens / avg)))).astype(np.float32)  # type: ignore[no-any-return]
 
 
 class Scored:
@@ -106,12 +114,12 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
                     if len(ps) == 1:
                         p = ps[0]
                         if dense:  # (intp: an int32 index is converted on each use, twice below)
-                            at, s = p.docs.astype(np.intp), tf_norm(p, lens, avg) * np.float32(fp.idf * a.factor)
+                            at, s = p.docs.astype(np.intp), tf_norm(idx, p, lens, avg) * np.float32(fp.idf * a.factor)
                         else:
                             at, j = locate(p.docs, cands, s2c)
                             if not len(at):
                                 continue
-                            s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf * a.factor)
+                            s = tf_norm(idx, p, lens, avg, j) * np.float32(fp.idf * a.factor)
                         if first:  # fs is all zeros: plain scatter
                             fs[at] = s
                         else:
@@ -122,10 +130,10 @@ def score_plans(idx: MemIndex, plans: list[list[FieldPlan]], cands: np.ndarray, 
                         cnt = np.zeros(size, dtype=np.int8)
                         for p in ps:
                             if dense:
-                                at, s = p.docs, tf_norm(p, lens, avg) * np.float32(fp.idf)
+                                at, s = p.docs, tf_norm(idx, p, lens, avg) * np.float32(fp.idf)
                             else:
                                 at, j = locate(p.docs, cands, s2c)
-                                s = tf_norm(p, lens, avg)[j] * np.float32(fp.idf)
+                                s = tf_norm(idx, p, lens, avg, j) * np.float32(fp.idf)
                             acc[at] += s
                             cnt[at] += 1
                         ok = cnt == len(ps)

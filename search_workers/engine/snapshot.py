@@ -42,7 +42,7 @@ def _code_version() -> str:
 FORMAT = _code_version()
 # rebuilt on demand, or tied to this process: never saved
 _TRANSIENT = ("fields", "analyzer", "field_an", "expansion_cache", "_slot_pos", "_kw_rank", "_kw_sorted",
-              "_kw_buf", "_kw_by_value")  # kw_ps/kw_po are saved exact; the spare room behind them is not
+              "_kw_buf", "_kw_by_value", "tf_norms")  # kw_ps/kw_po are saved exact; the spare room behind them is not
 
 
 def worn(mem: MemIndex) -> bool:
