@@ -24,12 +24,22 @@ import orjson
 from control_plane.state import SharedAnswers
 
 
+#: bytes of answer bodies one process keeps: counted in entries alone, 20,000 pages of 100 hits with
+#: their documents could take gigabytes (any storefront key can ask as many distinct searches)
+MAX_BYTES = 64 << 20
+#: an answer body larger than this is neither kept nor shared (a page of 100 large documents): it
+#: would push out hundreds of ordinary answers
+MAX_BODY = 1 << 20
+
+
 class AnswerCache:
     def __init__(self, max_entries: int = 20_000, ttl_seconds: float = 300.0,
-                 shared: SharedAnswers | None = None) -> None:
+                 shared: SharedAnswers | None = None, max_bytes: int = MAX_BYTES) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[bytes, tuple[float, bytes, int]] = OrderedDict()
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.bytes = 0  # the bodies' bytes kept
         self.ttl = ttl_seconds
         self.shared = shared
         self.hits = 0
@@ -61,14 +71,24 @@ class AnswerCache:
         return found
 
     def put(self, key: bytes, body: bytes, total: int) -> None:
-        """Cache a computed answer here and for the machine's other processes."""
+        """Cache a computed answer here and for the machine's other processes (not one over
+        :data:`MAX_BODY`)."""
+        if len(body) > MAX_BODY:
+            return
         self._keep(key, body, total)
         if self.shared is not None:
             self.shared.put(key, body, total)
 
     def _keep(self, key: bytes, body: bytes, total: int) -> None:
+        """Keep an answer, the least recently used ones out past ``max_entries`` or ``max_bytes``."""
+        if len(body) > MAX_BODY:
+            return
         with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= len(old[1])
             self._entries[key] = (time.monotonic() + self.ttl, body, total)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            self.bytes += len(body)
+            while len(self._entries) > self.max_entries or self.bytes > self.max_bytes:
+                _, (_, out, _) = self._entries.popitem(last=False)
+                self.bytes -= len(out)

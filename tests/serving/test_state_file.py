@@ -180,3 +180,26 @@ def test_batched_quotas_open_a_new_window(tmp_path: Path) -> None:
     assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64
     time.sleep(1.1)
     assert sum(_allowed(quotas, "64/second", "search", "prj_1") for _ in range(200)) == 64
+
+
+def test_the_answer_cache_keeps_at_most_its_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from control_plane.search import cache as cache_module
+
+    shared = FileAnswers(StateFile(tmp_path / "state.db"))
+    answers = AnswerCache(shared=shared, max_bytes=10_000)
+    keys = [AnswerCache.key("idx_a", 1, 1, "v1", {"q": f"lamp {n}"}, []) for n in range(8)]
+    for n, key in enumerate(keys):
+        answers.put(key, bytes([n]) * 3_000, n)
+    assert answers.bytes == 9_000 and answers.bytes <= answers.max_bytes
+    assert answers.get(keys[7]) == (bytes([7]) * 3_000, 7)
+    assert answers.get(keys[5]) == (bytes([5]) * 3_000, 5)  # kept here (hits, not the shared file)
+    assert answers.hits == 2 and answers.shared_hits == 0
+    answers.put(keys[5], b"x" * 1_000, 5)  # a key written again counts its new body only
+    assert answers.bytes == 7_000
+    # the oldest went; another process's answer is still read back from the shared file
+    assert answers.get(keys[0]) == (bytes([0]) * 3_000, 0) and answers.shared_hits == 1
+    assert answers.bytes <= answers.max_bytes
+    monkeypatch.setattr(cache_module, "MAX_BODY", 2_000)
+    big = AnswerCache.key("idx_a", 1, 1, "v1", {"q": "every lamp"}, [])
+    answers.put(big, b"y" * 2_001, 100)  # a page of large documents: neither kept nor shared
+    assert answers.get(big) is None and shared.get(big) is None
