@@ -7,35 +7,42 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
+from typing import cast
 
 import typer
 import typer.core
-from typer._click import Command
+from typer._click import Command, Context, HelpFormatter
+from typer._click.shell_completion import CompletionItem
 
 from cli.output import EXIT_CODES_HELP
 from shared.settings import get_settings
 
-# name → (module, attribute): a command function or a command group's Typer app, in help order
-COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("cli.serve", "serve"),
-    "worker": ("cli.worker", "worker"),
-    "status": ("cli.status", "status"),
-    "demo": ("cli.demo", "demo"),
-    "db": ("cli.db", "app"),
-    "tenants": ("cli.tenants", "app"),
-    "support": ("cli.support", "app"),
-    "index": ("cli.index", "app"),
-    "projects": ("cli.projects", "app"),
-    "tasks": ("cli.tasks", "app"),
+# name → (module, attribute, short help): a command function or a command group's Typer app, in help
+# order; the short help lists the commands without importing them (tests/cli/test_commands.py checks
+# it against each command's own)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "serve": ("cli.serve", "serve", "Run the API. Applies database migrations first; Ctrl-C stops it cleanly."),
+    "worker": ("cli.worker", "worker", "Run a task runner until Ctrl-C (or SIGTERM)."),
+    "status": ("cli.status", "status",
+               "The state of search, indexing, dashboard and MCP (GET /v1/status): a table, or --json."),
+    "demo": ("cli.demo", "demo",
+             "Set up a demo shop with the Best Buy catalog and print its keys, a curl and the demo page's URL."),
+    "db": ("cli.db", "app", "Database operations."),
+    "tenants": ("cli.tenants", "app", "Create and inspect tenants (operators)."),
+    "support": ("cli.support", "app", "Support tools (operators)."),
+    "index": ("cli.index", "app", "Operate on indices (operators)."),
+    "projects": ("cli.projects", "app", "List projects (operators)."),
+    "tasks": ("cli.tasks", "app", "List and wait for tasks (operators)."),
 }
 
 
 def load_command(name: str) -> Command:
     """The click command for ``name``, its module imported now."""
-    module, attribute = COMMANDS[name]
+    module, attribute, _ = COMMANDS[name]
     target = getattr(importlib.import_module(module), attribute)
     if isinstance(target, typer.Typer):  # a group, even of one command (as ``add_typer`` makes it)
         command: Command = typer.main.get_group(target)
@@ -73,11 +80,44 @@ class _LazyCommands(MutableMapping[str, Command]):
     def __len__(self) -> int:
         return len(set(COMMANDS) | set(self._loaded))
 
+    def loaded(self, name: str) -> bool:
+        return name in self._loaded
+
 
 class LazyGroup(typer.core.TyperGroup):
+    """The top-level group: listing its commands (``--help``, completing a command's name) shows
+    their short help without importing them (all of them took 4 s of CPU before the help showed)."""
+
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.commands = _LazyCommands()  # type: ignore[assignment]
+        self._listing = False
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(self.commands)  # the names (Typer's own reads every command)
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        commands = cast(_LazyCommands, self.commands)
+        if self._listing and cmd_name in COMMANDS and not commands.loaded(cmd_name):
+            return typer.core.TyperCommand(cmd_name, help=COMMANDS[cmd_name][2])  # a stand-in: its name and help
+        return super().get_command(ctx, cmd_name)
+
+    @contextmanager
+    def _list_only(self) -> Iterator[None]:
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
+        with self._list_only():
+            super().format_help(ctx, formatter)
+
+    def shell_complete(self, ctx: Context, incomplete: str) -> list[CompletionItem]:
+        # the names of commands (a named command's own words are completed by that command)
+        with self._list_only():
+            return super().shell_complete(ctx, incomplete)
 
 
 def _version() -> str:

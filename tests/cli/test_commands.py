@@ -9,8 +9,11 @@ tests/org/test_tenants_cli.py and tests/task/test_cli.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +22,9 @@ import typer
 from typer.testing import CliRunner
 
 import cli.tasks
+from cli.main import COMMANDS as LISTED
 from cli.main import app as cli_app
+from cli.main import load_command
 from control_plane.db import utcnow
 from control_plane.org.models import Organization
 from control_plane.task.models import Task
@@ -68,6 +73,27 @@ def test_every_command_is_there_and_has_help():
         result = runner.invoke(cli_app, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
         assert "Usage:" in result.stdout
+
+
+def test_the_command_list_shows_each_commands_own_help_without_importing_it():
+    for name, (_, _, short) in LISTED.items():  # the list's text is the command's own
+        command = load_command(name)
+        own = (command.short_help or command.help or "").split("\n\n")[0]
+        assert " ".join(own.split()) == short, name
+    # a fresh interpreter: `--help` and completing a command's name import no command's module
+    code = ("import sys\nfrom cli.main import app, COMMANDS\n"
+            "for argv, env in (([\"--help\"], {}), ([], {\"_SHOPSEARCH_COMPLETE\": \"complete_bash\", "
+            "\"COMP_WORDS\": \"shopsearch ta\", \"COMP_CWORD\": \"1\"})):\n"
+            "    import os; os.environ.update(env)\n"
+            "    try:\n        app(argv, prog_name=\"shopsearch\")\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m, _, _ in COMMANDS.values() if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "[]", done.stdout
+    assert "tasks" in lines[-2] and "tenants" not in lines[-2]  # the completion, after the help
+    assert "Operate on indices (operators)." in done.stdout
 
 
 def test_version_and_exit_codes_in_help():
