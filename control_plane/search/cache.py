@@ -23,7 +23,6 @@ import orjson
 
 from control_plane.state import SharedAnswers
 
-
 #: bytes of answer bodies one process keeps: counted in entries alone, 20,000 pages of 100 hits with
 #: their documents could take gigabytes (any storefront key can ask as many distinct searches)
 MAX_BYTES = 64 << 20

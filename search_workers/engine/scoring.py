@@ -335,10 +335,15 @@ def _rows_any(flags: np.ndarray, width: int) -> np.ndarray:
 
 
 def combine(idx: MemIndex, text: str, sc: Scored, kept: list[int], cands: np.ndarray, match: np.ndarray,
-            inbase: np.ndarray | None, fields: Mapping[str, FieldWeight], deadline: Deadline = NO_DEADLINE) -> np.ndarray:
+            inbase: np.ndarray | None, fields: Mapping[str, FieldWeight],
+            deadline: Deadline = NO_DEADLINE) -> tuple[np.ndarray, np.ndarray | None]:
     """Per candidate, the query's score: the kept clauses' scores summed, times the bonuses of a
     keyword value the query names, of every clause found in one field, and of proximity (among the
-    PROXIMITY_WINDOW best matches that pass the filters, ``inbase``)."""
+    PROXIMITY_WINDOW best matches that pass the filters, ``inbase``).
+
+    And that window when it left matches out (positions into ``cands``, ascending): every match
+    outside it scores below every match in it (ties at its edge are all in, and the bonus only
+    raises), so the first ``k <= len(window)`` by score alone are among its matches."""
     score = np.zeros(len(cands), dtype=np.float32)
     for i in kept:
         score += sc.clause_scores[i]
@@ -357,12 +362,14 @@ def combine(idx: MemIndex, text: str, sc: Scored, kept: list[int], cands: np.nda
         score *= 1.0 + SAME_FIELD_BONUS * best
         # proximity on a fixed-size window of the best candidates
         pc = np.flatnonzero(match if inbase is None else match & inbase)
+        window = None
         if len(pc) > PROXIMITY_WINDOW:
             ps = score[pc]
             kth = np.partition(ps, len(ps) - PROXIMITY_WINDOW)[len(ps) - PROXIMITY_WINDOW]
-            pc = pc[ps >= kth]
+            pc = window = pc[ps >= kth]
         deadline.check()
         prox = proximity_bonus(idx, text, cands[pc], fields)
         if prox is not None:
             score[pc] *= 1.0 + PROXIMITY_BONUS * prox
-    return score
+        return score, window
+    return score, None

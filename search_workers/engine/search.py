@@ -88,6 +88,7 @@ class Matches:
     relaxed: bool = False
     dropped: list[str] = field(default_factory=list)
     ideal: float = 1.0  # the score of a document matching every word well (semantic.ideal_score)
+    window: np.ndarray | None = None  # the matches the best by score alone are among (scoring.combine)
 
 
 class ShardSearch:
@@ -183,6 +184,11 @@ class ShardSearch:
                             dropped_words=found.dropped, group_keys=g.keys_of[g.nz].astype("<u8").tobytes(),
                             group_counts=g.counts[g.nz].astype("<i8").tobytes(), ungrouped=g.ungrouped)
         else:
+            # by score alone (nothing reorders the matches after combine), the page is among the
+            # proximity window's matches: ranking them skips a partition of every match
+            if (found.window is not None and not keys and not query.boosts and not query.boost_filters
+                    and offset + limit <= len(found.window)):
+                pos = found.window
             top = ranked(pos, offset + limit, cands, score, keys)[offset:]
             answer = Answer(total=total, hits=self._hits(query, cands[top], score[top], keys, found.matched_terms,
                                                          deadline),
@@ -219,9 +225,9 @@ class ShardSearch:
                 relaxed = True
                 dropped = [clauses[i].word for i in range(len(clauses)) if i not in kept]
         assert sc is not None
-        score = combine(mem, query.q, sc, kept, cands, match, inbase, fields_cfg, deadline)
+        score, window = combine(mem, query.q, sc, kept, cands, match, inbase, fields_cfg, deadline)
         return Matches(cands, match, score, inbase, sc.matched_terms, relaxed, dropped,
-                       ideal_score(mem, plans, fields_cfg))
+                       ideal_score(mem, plans, fields_cfg), window)
 
     def _query_vector(self, sem: Semantic | None) -> np.ndarray | None:
         """The unit vector a semantic query ranks by (None: the keyword search alone)."""
