@@ -10,14 +10,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from control_plane.app import create_app
 from control_plane.migrate import upgrade
 from shared.settings import Settings
 from tests.fixtures.app import StartedAppClient, started
-from tests.fixtures.server import PG_ADMIN_URL, REDIS_URL, ROOT, scratch_pg_database  # noqa: F401 - re-exported
+from tests.fixtures.server import (  # noqa: F401 - re-exported
+    PG_ADMIN_URL,
+    REDIS_URL,
+    ROOT,
+    drop_redis_prefix,
+    scratch_pg_database,
+)
 from tests.mailbox import Mailbox
 
 # ROOT, PG_ADMIN_URL, REDIS_URL: imported from here by other test modules (one copy: tests/fixtures)
@@ -98,9 +103,7 @@ def settings(backend: str, tmp_path_factory: pytest.TempPathFactory, mailbox: Ma
     upgrade(value)
     yield value
     if value.redis_url:
-        client = redis.Redis.from_url(value.redis_url)
-        for key in client.scan_iter(f"{value.redis_prefix}*"):
-            client.delete(key)
+        drop_redis_prefix(value.redis_prefix)
 
 
 @pytest.fixture(scope="session")

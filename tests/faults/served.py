@@ -22,6 +22,7 @@ from sqlalchemy import Engine, create_engine, text
 
 from benchmarks.common import ROOT, Tenant, free_port, make_tenant, scratch_pg_database
 from tests.conftest import REDIS_URL, _ensure_services
+from tests.fixtures.server import drop_redis_prefix
 
 #: root ignores file modes through these two capabilities: the server runs without them
 NO_OVERRIDE = ["setpriv", "--inh-caps=-dac_override,-fowner", "--bounding-set=-dac_override,-fowner", "--"]
@@ -122,6 +123,7 @@ def served(tmp_path: Path, backend: str, *, workers: int = 1, prefix: list[str] 
         env["SHOPSEARCH_DATABASE_URL"] = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
         env["SHOPSEARCH_REDIS_URL"] = REDIS_URL
         env["SHOPSEARCH_REDIS_PREFIX"] = f"faults:{secrets.token_hex(4)}:"
+        cleanup.callback(drop_redis_prefix, env["SHOPSEARCH_REDIS_PREFIX"])
     database_url = env.get("SHOPSEARCH_DATABASE_URL") or f"sqlite:///{data_dir / 'shopsearch.db'}"
     server = Served(env, data_dir, database_url, workers, prefix or [])
     try:

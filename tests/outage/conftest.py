@@ -14,11 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
 from tests.conftest import REDIS_URL, _ensure_services
 from tests.fixtures import tasks
-from tests.fixtures.server import clean_env, scratch_pg_database, serve_process
+from tests.fixtures.server import clean_env, drop_redis_prefix, scratch_pg_database, serve_process
 from tests.fixtures.tenants import make_tenant
 from tests.tcp_proxy import TcpProxy
 
@@ -58,18 +57,13 @@ def _make_shop(database_url: str) -> tuple[str, str, str, str]:
     return tenant.project_id, tenant.key, tenant.public_key, tenant.email
 
 
-def _drop_keys(prefix: str) -> None:
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{prefix}*"):
-        client.delete(key)
-
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Stack]:
     _ensure_services()
     prefix = f"outage:{secrets.token_hex(4)}:"
     with contextlib.ExitStack() as cleanup:  # undone in reverse: server, proxies, database, keys
-        cleanup.callback(_drop_keys, prefix)
+        cleanup.callback(drop_redis_prefix, prefix)
         name = cleanup.enter_context(scratch_pg_database("shopsearch_outage"))
         db_proxy = cleanup.enter_context(TcpProxy(5432))
         redis_proxy = cleanup.enter_context(TcpProxy(int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])))

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import redis
 
 from tests.conftest import REDIS_URL, _ensure_services
 from tests.fixtures.ports import free_port
-from tests.fixtures.server import ROOT, scratch_pg_database
+from tests.fixtures.server import ROOT, drop_redis_prefix, scratch_pg_database
 from tests.fixtures.tenants import Tenant, make_tenant
 from tests.tcp_proxy import TcpProxy
 
@@ -251,7 +250,7 @@ def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_second
         redis_port = int(REDIS_URL.rsplit(":", 1)[1].split("/")[0])
         redis_proxy = TcpProxy(redis_port).start()
         cleanup.callback(redis_proxy.close)
-        cleanup.callback(_drop_redis_keys, prefix)
+        cleanup.callback(drop_redis_prefix, prefix)
         env = {**base_env(), **RAY_ENV,
                "SHOPSEARCH_DATA_DIR": str(tmp / "data"),
                "SHOPSEARCH_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{db_proxy.port if proxied else 5432}/{name}",
@@ -291,11 +290,6 @@ def production_stack(tmp: Path, *, apis: int = 2, runners: int = 2, lease_second
     finally:
         cleanup.close()
 
-
-def _drop_redis_keys(prefix: str) -> None:
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(f"{prefix}*"):
-        client.delete(key)
 
 
 _PROBE = """
